@@ -1,0 +1,289 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"minik/internal/admission"
+	"minik/internal/storage"
+)
+
+// returnsDeletedObject lists the resources whose DELETE answers with the
+// deleted object rather than a Status, as in kube-apiserver.
+var returnsDeletedObject = map[string]bool{"pods": true, "services": true, "namespaces": true}
+
+// deleteOptions reads DeleteOptions from the body, or else from the query.
+func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 {
+		info, err := inputSerializer(r)
+		if err != nil {
+			return nil, err
+		}
+		def := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		if _, _, err := info.Serializer.Decode(body, &def, opts); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("decode DeleteOptions: %v", err))
+		}
+	} else if err := runtime.NewParameterCodec(Scheme).DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if vals := r.URL.Query()["dryRun"]; len(vals) > 0 && len(opts.DryRun) == 0 {
+		opts.DryRun = vals
+	}
+	for _, v := range opts.DryRun {
+		if v != metav1.DryRunAll {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("Invalid dry run value: %s. Supported value is: All", v))
+		}
+	}
+	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
+		return nil, apierrors.NewBadRequest("orphanDependents and propagationPolicy cannot be both set")
+	}
+	if p := opts.PropagationPolicy; p != nil {
+		switch *p {
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan:
+		default:
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("propagationPolicy: Unsupported value: %q: supported values: \"Foreground\", \"Background\", \"Orphan\"", *p))
+		}
+	}
+	return opts, nil
+}
+
+func (h *resourceHandler) serveDelete(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	o, err := negotiateOutput(r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	opts, err := deleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, deleted, err := h.delete(r.Context(), info.Namespace, info.Name, opts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h.writeDeleted(w, o, obj, deleted)
+}
+
+func (h *resourceHandler) writeDeleted(w http.ResponseWriter, o output, obj runtime.Object, deleted bool) {
+	if !deleted || returnsDeletedObject[h.res.Name] {
+		writeObject(w, o, http.StatusOK, h.res.GroupVersion, obj)
+		return
+	}
+	m, _ := meta.Accessor(obj)
+	writeObject(w, o, http.StatusOK, statusGV, &metav1.Status{
+		Status: metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name: m.GetName(), Group: h.res.GroupVersion.Group, Kind: h.res.Name, UID: m.GetUID(),
+		},
+	})
+}
+
+// delete deletes an object, or marks it for deletion when finalizers or a
+// grace period hold it. deleted tells which.
+func (h *resourceHandler) delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	dryRun := len(opts.DryRun) > 0
+	for attempt := 0; attempt < 20; attempt++ {
+		kv, err := h.s.store.Get(ctx, h.key(ns, name))
+		if err != nil {
+			return nil, false, h.storageError(err, name)
+		}
+		current, err := h.codec.decode(kv)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		m, _ := meta.Accessor(current)
+		if p := opts.Preconditions; p != nil {
+			if p.UID != nil && *p.UID != m.GetUID() {
+				return nil, false, apierrors.NewConflict(h.res.GroupResource(), name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+			}
+			if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+				return nil, false, apierrors.NewConflict(h.res.GroupResource(), name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+			}
+		}
+		if err := h.s.chain.Validate(ctx, h.admissionAttributes(ctx, admission.Delete, "", nil, current, dryRun)); err != nil {
+			return nil, false, err
+		}
+		marked := current.DeepCopyObject()
+		if h.markForDeletion(marked, opts) {
+			if dryRun {
+				return marked, false, nil
+			}
+			data, err := h.codec.encode(marked)
+			if err != nil {
+				return nil, false, apierrors.NewInternalError(err)
+			}
+			if string(data) == string(kv.Value) {
+				return current, false, nil
+			}
+			rev, err := h.s.store.Update(ctx, kv.Key, kv.Revision, data)
+			if errors.Is(err, storage.ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return nil, false, h.storageError(err, name)
+			}
+			mm, _ := meta.Accessor(marked)
+			mm.SetResourceVersion(strconv.FormatInt(rev, 10))
+			return marked, false, nil
+		}
+		if dryRun {
+			return current, true, nil
+		}
+		if _, err := h.s.store.Delete(ctx, kv.Key, kv.Revision); err != nil {
+			if errors.Is(err, storage.ErrConflict) {
+				continue
+			}
+			return nil, false, h.storageError(err, name)
+		}
+		return current, true, nil
+	}
+	return nil, false, conflict(h.res, name)
+}
+
+// markForDeletion sets deletionTimestamp, the propagation finalizers and a
+// Namespace's Terminating phase when the object cannot go at once. It
+// returns false when the object can be removed now.
+func (h *resourceHandler) markForDeletion(obj runtime.Object, opts *metav1.DeleteOptions) bool {
+	m, _ := meta.Accessor(obj)
+	finalizers := m.GetFinalizers()
+	if m.GetDeletionTimestamp() == nil {
+		switch propagation(opts) {
+		case metav1.DeletePropagationOrphan:
+			finalizers = addFinalizer(finalizers, metav1.FinalizerOrphanDependents)
+		case metav1.DeletePropagationForeground:
+			finalizers = addFinalizer(finalizers, metav1.FinalizerDeleteDependents)
+		}
+	}
+	grace := h.gracePeriod(obj, opts)
+	hold := len(finalizers) > 0 || grace > 0 || h.pendingSpecFinalizers(obj)
+	if !hold {
+		return false
+	}
+	m.SetFinalizers(finalizers)
+	now := h.s.clock.Now().Truncate(time.Second)
+	if m.GetDeletionTimestamp() == nil {
+		ts := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+		m.SetDeletionTimestamp(&ts)
+		m.SetDeletionGracePeriodSeconds(&grace)
+	} else if cur := m.GetDeletionGracePeriodSeconds(); grace > 0 && cur != nil && grace < *cur {
+		// A shorter grace period may replace a longer one.
+		ts := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
+		m.SetDeletionTimestamp(&ts)
+		m.SetDeletionGracePeriodSeconds(&grace)
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		ns.Status.Phase = corev1.NamespaceTerminating
+	}
+	return true
+}
+
+func propagation(opts *metav1.DeleteOptions) metav1.DeletionPropagation {
+	if opts.PropagationPolicy != nil {
+		return *opts.PropagationPolicy
+	}
+	if opts.OrphanDependents != nil {
+		if *opts.OrphanDependents {
+			return metav1.DeletePropagationOrphan
+		}
+		return metav1.DeletePropagationBackground
+	}
+	return metav1.DeletePropagationBackground
+}
+
+func addFinalizer(fs []string, f string) []string {
+	if slices.Contains(fs, f) {
+		return fs
+	}
+	return append(fs, f)
+}
+
+// gracePeriod is how long a Pod assigned to a node is given to stop
+// before it is removed: its kubelet then deletes it with grace 0. Other
+// objects have none.
+func (h *resourceHandler) gracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return 0
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0
+	}
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if opts.GracePeriodSeconds != nil {
+		grace = *opts.GracePeriodSeconds
+	}
+	if grace < 0 {
+		grace = 0
+	}
+	return grace
+}
+
+// pendingSpecFinalizers tells whether a Namespace still has spec
+// finalizers, which hold it in Terminating until removed through
+// /finalize.
+func (h *resourceHandler) pendingSpecFinalizers(obj runtime.Object) bool {
+	ns, ok := obj.(*corev1.Namespace)
+	return ok && len(ns.Spec.Finalizers) > 0
+}
+
+func (h *resourceHandler) serveDeleteCollection(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	o, err := negotiateOutput(r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	opts, err := deleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sel, err := h.parseSelection(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	items, lm, err := h.list(r.Context(), info.Namespace, sel, storage.ListOptions{})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var out []runtime.Object
+	for _, item := range items {
+		m, _ := meta.Accessor(item)
+		obj, _, err := h.delete(r.Context(), m.GetNamespace(), m.GetName(), opts)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out = append(out, obj)
+	}
+	list := h.codec.NewList()
+	_ = meta.SetList(list, out)
+	la, _ := meta.ListAccessor(list)
+	la.SetResourceVersion(lm.ResourceVersion)
+	writeObject(w, o, http.StatusOK, h.res.GroupVersion, list)
+}

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"runtime"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"minik/internal/registry"
+)
+
+// serveAPI answers everything under /api and /apis: discovery documents
+// and resource requests.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	info := requestInfoFrom(r.Context())
+	if info.IsResourceRequest {
+		gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
+		h, ok := s.handlers[gvr]
+		if !ok {
+			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			return
+		}
+		h.serve(w, r, info)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
+		return
+	}
+	parts := splitPath(r.URL.Path)
+	switch {
+	case len(parts) == 1 && parts[0] == "api":
+		s.writeDiscovery(w, r, &metav1.APIVersions{
+			Versions:                   []string{"v1"},
+			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{{ClientCIDR: "0.0.0.0/0", ServerAddress: r.Host}},
+		})
+	case len(parts) == 1 && parts[0] == "apis":
+		list := &metav1.APIGroupList{}
+		for _, gv := range s.groupOrder {
+			if gv.Group == "" || containsGroup(list.Groups, gv.Group) {
+				continue
+			}
+			list.Groups = append(list.Groups, s.apiGroup(gv.Group))
+		}
+		s.writeDiscovery(w, r, list)
+	case len(parts) == 2 && parts[0] == "apis":
+		g := s.apiGroup(parts[1])
+		if len(g.Versions) == 0 {
+			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			return
+		}
+		s.writeDiscovery(w, r, &g)
+	case len(parts) == 2 && parts[0] == "api", len(parts) == 3 && parts[0] == "apis":
+		gv := schema.GroupVersion{Version: parts[len(parts)-1]}
+		if parts[0] == "apis" {
+			gv.Group = parts[1]
+		}
+		resources, ok := s.byGroupVersion[gv]
+		if !ok {
+			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			return
+		}
+		s.writeDiscovery(w, r, resourceList(gv, resources))
+	default:
+		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+	}
+}
+
+func containsGroup(gs []metav1.APIGroup, name string) bool {
+	for _, g := range gs {
+		if g.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) apiGroup(name string) metav1.APIGroup {
+	g := metav1.APIGroup{Name: name}
+	for _, gv := range s.groupOrder {
+		if gv.Group != name {
+			continue
+		}
+		v := metav1.GroupVersionForDiscovery{GroupVersion: gv.String(), Version: gv.Version}
+		g.Versions = append(g.Versions, v)
+		if g.PreferredVersion.Version == "" {
+			g.PreferredVersion = v
+		}
+	}
+	return g
+}
+
+var (
+	allVerbs    = metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	statusVerbs = metav1.Verbs{"get", "patch", "update"}
+)
+
+// resourceList is the discovery document of one group version.
+func resourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav1.APIResourceList {
+	list := &metav1.APIResourceList{GroupVersion: gv.String()}
+	for _, res := range resources {
+		list.APIResources = append(list.APIResources, metav1.APIResource{
+			Name: res.Name, SingularName: res.SingularName, Namespaced: res.Namespaced, Kind: res.Kind,
+			Verbs: allVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+		})
+		if res.HasStatus {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: res.Name + "/status", Namespaced: res.Namespaced, Kind: res.Kind, Verbs: statusVerbs,
+			})
+		}
+		if res.HasScale {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: res.Name + "/scale", Namespaced: res.Namespaced, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: statusVerbs,
+			})
+		}
+		for _, sub := range res.ExtraSubresources {
+			if sr, ok := subresources[subresourceKey{res.GroupVersionResource().GroupResource(), sub}]; ok {
+				list.APIResources = append(list.APIResources, metav1.APIResource{
+					Name: res.Name + "/" + sub, Namespaced: res.Namespaced, Kind: sr.kind, Verbs: sr.verbs,
+				})
+			}
+		}
+	}
+	return list
+}
+
+func (s *Server) writeDiscovery(w http.ResponseWriter, r *http.Request, obj kruntime.Object) {
+	o, err := negotiateOutput(r, false)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if o.info.MediaType == mediaProtobuf {
+		o, _ = negotiateOutput(&http.Request{Header: http.Header{}, URL: r.URL}, false)
+	}
+	writeObject(w, o, http.StatusOK, statusGV, obj)
+}
+
+func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {
+	v := s.cfg.Version
+	if v.GoVersion == "" {
+		v.GoVersion = runtime.Version()
+		v.Compiler = runtime.Compiler
+		v.Platform = runtime.GOOS + "/" + runtime.GOARCH
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,129 @@
+package api
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"minik/internal/registry"
+	"minik/internal/storage"
+)
+
+// storageCodec encodes objects as kube-apiserver stores them in etcd
+// (JSON, with apiVersion and kind) and decodes them back.
+var storageSerializer = json.NewSerializerWithOptions(json.DefaultMetaFactory, Scheme, Scheme, json.SerializerOptions{})
+
+// objectCodec converts between typed objects of one resource and their
+// stored bytes.
+type objectCodec struct {
+	res *registry.Resource
+	enc runtime.Encoder
+}
+
+func newObjectCodec(res *registry.Resource) *objectCodec {
+	return &objectCodec{res: res, enc: Codecs.WithoutConversion().EncoderForVersion(storageSerializer, res.GroupVersion)}
+}
+
+// New returns an empty object of the resource's kind.
+func (c *objectCodec) New() runtime.Object {
+	obj, err := Scheme.New(c.res.GroupVersionKind())
+	if err != nil {
+		panic(fmt.Sprintf("kind %s not in scheme: %v", c.res.GroupVersionKind(), err))
+	}
+	return obj
+}
+
+// NewList returns an empty list of the resource's kind.
+func (c *objectCodec) NewList() runtime.Object {
+	obj, err := Scheme.New(c.res.GroupVersion.WithKind(c.res.Kind + "List"))
+	if err != nil {
+		panic(fmt.Sprintf("list kind of %s not in scheme: %v", c.res.GroupVersionKind(), err))
+	}
+	return obj
+}
+
+// decode decodes a stored object and sets its resourceVersion.
+func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
+	obj := c.New()
+	if _, _, err := storageSerializer.Decode(kv.Value, nil, obj); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	m.SetResourceVersion(fmt.Sprint(kv.Revision))
+	return obj, nil
+}
+
+// encode encodes an object for storage, without its resourceVersion.
+func (c *objectCodec) encode(obj runtime.Object) ([]byte, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	rv := m.GetResourceVersion()
+	m.SetResourceVersion("")
+	defer m.SetResourceVersion(rv)
+	var buf bytes.Buffer
+	if err := c.enc.Encode(obj, &buf); err != nil {
+		return nil, fmt.Errorf("encode %s %s: %w", c.res.Kind, m.GetName(), err)
+	}
+	return buf.Bytes(), nil
+}
+
+// statusField returns the addressable Status field of a typed object, or
+// an invalid value when it has none.
+func statusField(obj runtime.Object) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName("Status")
+}
+
+// resetStatus clears an object's status.
+func resetStatus(obj runtime.Object) {
+	if f := statusField(obj); f.IsValid() && f.CanSet() {
+		f.Set(reflect.Zero(f.Type()))
+	}
+}
+
+// copyStatus sets dst's status to src's.
+func copyStatus(dst, src runtime.Object) {
+	d, s := statusField(dst), statusField(src)
+	if d.IsValid() && s.IsValid() && d.CanSet() {
+		d.Set(s)
+	}
+}
+
+// specChanged tells whether anything but metadata, type meta and status
+// differs between two objects of one kind: what bumps metadata.generation.
+func specChanged(a, b runtime.Object) bool {
+	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
+	t := va.Type()
+	for i := 0; i < t.NumField(); i++ {
+		switch t.Field(i).Name {
+		case "TypeMeta", "ObjectMeta", "Status":
+			continue
+		}
+		if !equalSemantic(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			return true
+		}
+	}
+	return false
+}
+
+// systemFinalizers are the finalizers the API server itself understands.
+var systemFinalizers = sets.New(metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents)
+
+func equalSemantic(a, b interface{}) bool {
+	return equality.Semantic.DeepEqual(a, b)
+}

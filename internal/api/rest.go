@@ -1,0 +1,722 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"minik/internal/admission"
+	"minik/internal/auth"
+	"minik/internal/registry"
+	"minik/internal/storage"
+)
+
+// maxBodyBytes bounds a request body, as kube-apiserver's 3 MiB object limit
+// does (with room for the encoding).
+const maxBodyBytes = 3 * 1024 * 1024
+
+// resourceHandler serves one resource through the generic REST verbs,
+// driven by its descriptor.
+type resourceHandler struct {
+	s     *Server
+	res   *registry.Resource
+	codec *objectCodec
+	// storageName is the resource's name in etcd keys.
+	storageName string
+	// fieldKeys are the field-selector fields the resource supports.
+	fieldKeys map[string]bool
+}
+
+func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
+	h := &resourceHandler{s: s, res: res, codec: newObjectCodec(res), storageName: res.Name}
+	if res.GroupVersion.Group != "" && res.Name == "events" {
+		// events.k8s.io events are kept apart from core events until the two
+		// views share one storage.
+		h.storageName = res.GroupVersion.Group + "/events"
+	}
+	h.fieldKeys = map[string]bool{"metadata.name": true, "metadata.namespace": true}
+	if res.Strategy.Fields != nil {
+		for k := range res.Strategy.Fields(h.codec.New()) {
+			h.fieldKeys[k] = true
+		}
+	}
+	return h
+}
+
+func (h *resourceHandler) key(ns, name string) string {
+	if !h.res.Namespaced {
+		ns = ""
+	}
+	return storage.Key(h.storageName, ns, name)
+}
+
+// serve dispatches a resource request to its verb.
+func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	if !h.res.Namespaced && info.Namespace != "" && h.res.Name != "namespaces" {
+		writeError(w, r, apierrors.NewNotFound(h.res.GroupResource(), ""))
+		return
+	}
+	if info.Subresource != "" {
+		h.serveSubresource(w, r, info)
+		return
+	}
+	switch info.Verb {
+	case "get":
+		h.serveGet(w, r, info)
+	case "list":
+		h.serveList(w, r, info)
+	case "watch":
+		h.serveWatch(w, r, info)
+	case "create":
+		if info.Name != "" {
+			writeError(w, r, apierrors.NewMethodNotSupported(h.res.GroupResource(), "create"))
+			return
+		}
+		h.serveCreate(w, r, info)
+	case "update":
+		h.serveUpdate(w, r, info, "")
+	case "patch":
+		h.servePatch(w, r, info, "")
+	case "delete":
+		h.serveDelete(w, r, info)
+	case "deletecollection":
+		h.serveDeleteCollection(w, r, info)
+	default:
+		writeError(w, r, apierrors.NewMethodNotSupported(h.res.GroupResource(), r.Method))
+	}
+}
+
+// get reads one object.
+func (h *resourceHandler) get(ctx context.Context, ns, name string) (runtime.Object, error) {
+	kv, err := h.s.store.Get(ctx, h.key(ns, name))
+	if err != nil {
+		return nil, h.storageError(err, name)
+	}
+	return h.codec.decode(kv)
+}
+
+func (h *resourceHandler) serveGet(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	o, err := negotiateOutput(r, true)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := h.get(r.Context(), info.Namespace, info.Name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	h.writeResult(w, r, o, http.StatusOK, obj)
+}
+
+// writeResult writes an object, or its table when one was asked for.
+func (h *resourceHandler) writeResult(w http.ResponseWriter, r *http.Request, o output, code int, obj runtime.Object) {
+	if o.table != nil {
+		m, _ := meta.Accessor(obj)
+		table, err := h.toTable(r, []runtime.Object{obj}, metav1.ListMeta{ResourceVersion: m.GetResourceVersion()})
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeObject(w, o, code, *o.table, table)
+		return
+	}
+	writeObject(w, o, code, h.res.GroupVersion, obj)
+}
+
+// selection is a parsed label and field selector.
+type selection struct {
+	labels labels.Selector
+	fields fields.Selector
+}
+
+func (h *resourceHandler) parseSelection(r *http.Request) (selection, error) {
+	q := r.URL.Query()
+	sel := selection{labels: labels.Everything(), fields: fields.Everything()}
+	if ls := q.Get("labelSelector"); ls != "" {
+		l, err := labels.Parse(ls)
+		if err != nil {
+			return sel, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		}
+		sel.labels = l
+	}
+	if fs := q.Get("fieldSelector"); fs != "" {
+		f, err := fields.ParseSelector(fs)
+		if err != nil {
+			return sel, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+		}
+		for _, req := range f.Requirements() {
+			if !h.fieldKeys[req.Field] {
+				return sel, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+			}
+		}
+		sel.fields = f
+	}
+	return sel, nil
+}
+
+func (sel selection) empty() bool {
+	return sel.labels.Empty() && sel.fields.Empty()
+}
+
+// matches tells whether an object is selected.
+func (h *resourceHandler) matches(sel selection, obj runtime.Object) bool {
+	if sel.empty() {
+		return true
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	if !sel.labels.Matches(labels.Set(m.GetLabels())) {
+		return false
+	}
+	if sel.fields.Empty() {
+		return true
+	}
+	set := fields.Set{"metadata.name": m.GetName()}
+	if h.res.Namespaced {
+		set["metadata.namespace"] = m.GetNamespace()
+	}
+	if h.res.Strategy.Fields != nil {
+		for k, v := range h.res.Strategy.Fields(obj) {
+			set[k] = v
+		}
+	}
+	return sel.fields.Matches(set)
+}
+
+func (h *resourceHandler) collectionPrefix(ns string) string {
+	if !h.res.Namespaced {
+		ns = ""
+	}
+	if ns == "" {
+		return storage.Key(h.storageName, "", "")
+	}
+	return storage.Key(h.storageName, ns, "")
+}
+
+// list reads a page of a collection, filtered by sel.
+func (h *resourceHandler) list(ctx context.Context, ns string, sel selection, o storage.ListOptions) ([]runtime.Object, metav1.ListMeta, error) {
+	prefix := h.collectionPrefix(ns)
+	var items []runtime.Object
+	want := o.Limit
+	for {
+		res, err := h.s.store.List(ctx, prefix, o)
+		if err != nil {
+			return nil, metav1.ListMeta{}, h.listError(err)
+		}
+		for _, kv := range res.Items {
+			obj, err := h.codec.decode(kv)
+			if err != nil {
+				return nil, metav1.ListMeta{}, apierrors.NewInternalError(err)
+			}
+			if h.matches(sel, obj) {
+				items = append(items, obj)
+			}
+		}
+		lm := metav1.ListMeta{ResourceVersion: strconv.FormatInt(res.Revision, 10), Continue: res.Continue}
+		if res.Continue != "" && sel.empty() {
+			rem := res.Remaining
+			lm.RemainingItemCount = &rem
+		}
+		if res.Continue == "" || want == 0 || int64(len(items)) >= want {
+			return items, lm, nil
+		}
+		// Selectors filtered some objects out: read on until the page is full.
+		o.Continue = res.Continue
+		o.Revision = 0
+		o.Limit = want - int64(len(items))
+	}
+}
+
+func (h *resourceHandler) listError(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrCompacted):
+		return apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+	case errors.Is(err, storage.ErrBadContinue):
+		return apierrors.NewBadRequest("continue key is not valid: invalid continue token")
+	case errors.Is(err, storage.ErrFutureRevision):
+		return apierrors.NewTimeoutError("Too large resource version", 1)
+	}
+	return apierrors.NewInternalError(err)
+}
+
+func (h *resourceHandler) serveList(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	o, err := negotiateOutput(r, true)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sel, err := h.parseSelection(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	lo, err := listOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	items, lm, err := h.list(r.Context(), info.Namespace, sel, lo)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if o.table != nil {
+		table, err := h.toTable(r, items, lm)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeObject(w, o, http.StatusOK, *o.table, table)
+		return
+	}
+	list := h.codec.NewList()
+	if err := meta.SetList(list, items); err != nil {
+		writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	la, _ := meta.ListAccessor(list)
+	la.SetResourceVersion(lm.ResourceVersion)
+	la.SetContinue(lm.Continue)
+	la.SetRemainingItemCount(lm.RemainingItemCount)
+	writeObject(w, o, http.StatusOK, h.res.GroupVersion, list)
+}
+
+// listOptions reads limit, continue, resourceVersion and
+// resourceVersionMatch as kube-apiserver does.
+func listOptions(r *http.Request) (storage.ListOptions, error) {
+	q := r.URL.Query()
+	var o storage.ListOptions
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.ParseInt(l, 10, 64)
+		if err != nil || n < 0 {
+			return o, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l))
+		}
+		o.Limit = n
+	}
+	o.Continue = q.Get("continue")
+	rv := q.Get("resourceVersion")
+	match := q.Get("resourceVersionMatch")
+	if o.Continue != "" && rv != "" && rv != "0" {
+		return o, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+	}
+	if match != "" && rv == "" {
+		return o, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+	}
+	if rv != "" && rv != "0" {
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil || n <= 0 {
+			return o, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
+		}
+		if match == string(metav1.ResourceVersionMatchExact) {
+			o.Revision = n
+		}
+	}
+	return o, nil
+}
+
+// readBody reads a request body within the size limit.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
+	}
+	if len(body) > maxBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError("limit is 3145728")
+	}
+	return body, nil
+}
+
+// decodeBody decodes a request body into an object of the resource's kind
+// and reports unknown fields as fieldValidation asks: warnings (Warn, the
+// default), a 400 (Strict) or nothing (Ignore).
+func (h *resourceHandler) decodeBody(w http.ResponseWriter, r *http.Request, body []byte) (runtime.Object, error) {
+	info, err := inputSerializer(r)
+	if err != nil {
+		return nil, err
+	}
+	obj := h.codec.New()
+	gvk := h.res.GroupVersionKind()
+	dec := info.Serializer
+	if info.StrictSerializer != nil {
+		dec = info.StrictSerializer
+	}
+	out, got, err := dec.Decode(body, &gvk, obj)
+	if err != nil && !runtime.IsStrictDecodingError(err) {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if got != nil && (got.Group != gvk.Group || got.Version != gvk.Version) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), gvk.GroupVersion()))
+	}
+	if got != nil && got.Kind != gvk.Kind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", got.Kind, gvk.Kind))
+	}
+	if err != nil {
+		if err := reportUnknownFields(w, r, err); err != nil {
+			return nil, err
+		}
+	}
+	if out != obj {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body does not hold a %s", gvk.Kind))
+	}
+	return obj, nil
+}
+
+// reportUnknownFields handles a strict decoding error per fieldValidation.
+func reportUnknownFields(w http.ResponseWriter, r *http.Request, err error) error {
+	strict, ok := runtime.AsStrictDecodingError(err)
+	if !ok {
+		return nil
+	}
+	switch r.URL.Query().Get("fieldValidation") {
+	case "Ignore":
+		return nil
+	case "Strict":
+		return apierrors.NewBadRequest(err.Error())
+	}
+	for _, e := range strict.Errors() {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", e.Error()))
+	}
+	return nil
+}
+
+// validFieldValidation checks the fieldValidation parameter.
+func validFieldValidation(r *http.Request) error {
+	switch v := r.URL.Query().Get("fieldValidation"); v {
+	case "", "Ignore", "Warn", "Strict":
+		return nil
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %q. Supported parameters: Ignore, Warn, and Strict", v))
+	}
+}
+
+// isDryRun reads the dryRun parameter; only "All" is valid.
+func isDryRun(r *http.Request) (bool, error) {
+	vals := r.URL.Query()["dryRun"]
+	for _, v := range vals {
+		if v != metav1.DryRunAll {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dry run value: %s. Supported value is: All", v))
+		}
+	}
+	return len(vals) > 0, nil
+}
+
+func (h *resourceHandler) serveCreate(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	o, err := negotiateOutput(r, false)
+	if err == nil {
+		err = validFieldValidation(r)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	dryRun, err := isDryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := h.decodeBody(w, r, body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := h.create(r.Context(), info.Namespace, obj, dryRun)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, o, http.StatusCreated, h.res.GroupVersion, out)
+}
+
+// create admits, validates and stores a new object.
+func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if h.res.Namespaced {
+		if m.GetNamespace() == "" {
+			m.SetNamespace(ns)
+		} else if ns != "" && m.GetNamespace() != ns {
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	if m.GetName() == "" && m.GetGenerateName() != "" {
+		m.SetName(m.GetGenerateName() + utilrand.String(5))
+	}
+	strategy := h.res.Strategy
+	if strategy.Default != nil {
+		strategy.Default(obj)
+	}
+	attrs := h.admissionAttributes(ctx, admission.Create, "", obj, nil, dryRun)
+	if err := h.s.chain.Admit(ctx, attrs); err != nil {
+		return nil, err
+	}
+	m.SetUID(types.UID(uuid.NewUUID()))
+	m.SetCreationTimestamp(metav1.NewTime(h.s.clock.Now().Truncate(1e9)))
+	m.SetResourceVersion("")
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetSelfLink("")
+	m.SetManagedFields(nil)
+	if strategy.NoGeneration {
+		m.SetGeneration(0)
+	} else {
+		m.SetGeneration(1)
+	}
+	if h.res.HasStatus && !strategy.KeepStatusOnCreate {
+		resetStatus(obj)
+	}
+	if strategy.PrepareForCreate != nil {
+		strategy.PrepareForCreate(ctx, obj)
+	}
+	if strategy.Validate != nil {
+		if errs := strategy.Validate(ctx, obj); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(h.res.GroupVersionKind().GroupKind(), m.GetName(), errs)
+		}
+	}
+	if err := h.s.chain.Validate(ctx, attrs); err != nil {
+		return nil, err
+	}
+	data, err := h.codec.encode(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	key := h.key(m.GetNamespace(), m.GetName())
+	if dryRun {
+		if _, err := h.s.store.Get(ctx, key); err == nil {
+			return nil, apierrors.NewAlreadyExists(h.res.GroupResource(), m.GetName())
+		}
+		return obj, nil
+	}
+	rev, err := h.s.store.Create(ctx, key, data)
+	if err != nil {
+		return nil, h.storageError(err, m.GetName())
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return obj, nil
+}
+
+func (h *resourceHandler) admissionAttributes(ctx context.Context, op admission.Operation, sub string, obj, old runtime.Object, dryRun bool) *admission.Attributes {
+	a := &admission.Attributes{
+		Operation: op, Kind: h.res.GroupVersionKind(), Resource: h.res.GroupVersionResource(),
+		Subresource: sub, Object: obj, OldObject: old, User: auth.UserFrom(ctx), DryRun: dryRun,
+	}
+	src := obj
+	if src == nil {
+		src = old
+	}
+	if m, err := meta.Accessor(src); err == nil {
+		a.Namespace, a.Name = m.GetNamespace(), m.GetName()
+	}
+	return a
+}
+
+// storageError maps a storage error about an object to a Status error.
+func (h *resourceHandler) storageError(err error, name string) error {
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return apierrors.NewNotFound(h.res.GroupResource(), name)
+	case errors.Is(err, storage.ErrExists):
+		return apierrors.NewAlreadyExists(h.res.GroupResource(), name)
+	case errors.Is(err, storage.ErrConflict):
+		return conflict(h.res, name)
+	}
+	return apierrors.NewInternalError(err)
+}
+
+func conflict(res *registry.Resource, name string) error {
+	return apierrors.NewConflict(res.GroupResource(), name, errors.New(registry.OptimisticLockErrorMsg))
+}
+
+// mutation computes the new object from the stored one. It returns the
+// object to write and the resourceVersion the client required ("" for
+// none).
+type mutation func(current runtime.Object) (updated runtime.Object, err error)
+
+// update applies mut to the stored object, retrying on conflicts unless
+// the client named a resourceVersion. sub is "" or "status".
+func (h *resourceHandler) update(ctx context.Context, ns, name, sub string, dryRun bool, mut mutation) (runtime.Object, error) {
+	for attempt := 0; ; attempt++ {
+		kv, err := h.s.store.Get(ctx, h.key(ns, name))
+		if err != nil {
+			return nil, h.storageError(err, name)
+		}
+		current, err := h.codec.decode(kv)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		updated, err := mut(current.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		out, retry, err := h.tryUpdate(ctx, kv, current, updated, sub, dryRun)
+		if retry && attempt < 20 {
+			continue
+		}
+		return out, err
+	}
+}
+
+// tryUpdate runs the update pipeline once. retry is true when the write
+// lost a race the client did not ask to detect.
+func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current, obj runtime.Object, sub string, dryRun bool) (runtime.Object, bool, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false, apierrors.NewBadRequest(err.Error())
+	}
+	cm, _ := meta.Accessor(current)
+	if m.GetName() != cm.GetName() {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), cm.GetName()))
+	}
+	if h.res.Namespaced && m.GetNamespace() != "" && m.GetNamespace() != cm.GetNamespace() {
+		return nil, false, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	m.SetNamespace(cm.GetNamespace())
+	required := m.GetResourceVersion()
+	if required != "" && required != cm.GetResourceVersion() {
+		return nil, false, conflict(h.res, m.GetName())
+	}
+	strategy := h.res.Strategy
+	switch sub {
+	case "status":
+		// Only the status changes through /status.
+		next := current.DeepCopyObject()
+		copyStatus(next, obj)
+		obj = next
+		m, _ = meta.Accessor(obj)
+	case "":
+		if h.res.HasStatus {
+			copyStatus(obj, current)
+		}
+	}
+	if strategy.Default != nil {
+		strategy.Default(obj)
+	}
+	// Fields the system owns keep their stored values.
+	if m.GetUID() == "" {
+		m.SetUID(cm.GetUID())
+	}
+	m.SetCreationTimestamp(cm.GetCreationTimestamp())
+	m.SetDeletionTimestamp(cm.GetDeletionTimestamp())
+	m.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
+	m.SetGeneration(cm.GetGeneration())
+	m.SetSelfLink("")
+	m.SetManagedFields(nil)
+	attrs := h.admissionAttributes(ctx, admission.Update, sub, obj, current, dryRun)
+	if err := h.s.chain.Admit(ctx, attrs); err != nil {
+		return nil, false, err
+	}
+	if strategy.PrepareForUpdate != nil {
+		strategy.PrepareForUpdate(ctx, obj, current)
+	}
+	if !strategy.NoGeneration && sub == "" && specChanged(obj, current) {
+		m.SetGeneration(cm.GetGeneration() + 1)
+	}
+	if strategy.ValidateUpdate != nil {
+		if errs := strategy.ValidateUpdate(ctx, obj, current); len(errs) > 0 {
+			return nil, false, apierrors.NewInvalid(h.res.GroupVersionKind().GroupKind(), m.GetName(), errs)
+		}
+	}
+	if err := h.s.chain.Validate(ctx, attrs); err != nil {
+		return nil, false, err
+	}
+	data, err := h.codec.encode(obj)
+	if err != nil {
+		return nil, false, apierrors.NewInternalError(err)
+	}
+	if string(data) == string(kv.Value) {
+		// Nothing changed: nothing is written and the resourceVersion stays.
+		m.SetResourceVersion(cm.GetResourceVersion())
+		return obj, false, nil
+	}
+	if dryRun {
+		return obj, false, nil
+	}
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !h.pendingSpecFinalizers(obj) {
+		// The last finalizer is gone: the object goes.
+		if _, err := h.s.store.Delete(ctx, kv.Key, kv.Revision); err != nil {
+			if errors.Is(err, storage.ErrConflict) && required == "" {
+				return nil, true, nil
+			}
+			return nil, false, h.storageError(err, m.GetName())
+		}
+		return obj, false, nil
+	}
+	rev, err := h.s.store.Update(ctx, kv.Key, kv.Revision, data)
+	if err != nil {
+		if errors.Is(err, storage.ErrConflict) && required == "" {
+			return nil, true, nil
+		}
+		return nil, false, h.storageError(err, m.GetName())
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	return obj, false, nil
+}
+
+func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, info *RequestInfo, sub string) {
+	o, err := negotiateOutput(r, false)
+	if err == nil {
+		err = validFieldValidation(r)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	dryRun, err := isDryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := h.decodeBody(w, r, body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if m, err := meta.Accessor(obj); err == nil && m.GetName() != "" && m.GetName() != info.Name {
+		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
+		return
+	}
+	out, err := h.update(r.Context(), info.Namespace, info.Name, sub, dryRun, func(runtime.Object) (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, o, http.StatusOK, h.res.GroupVersion, out)
+}
+
+// trimSubresource is the part of a path-like name before a slash.
+func trimSubresource(s string) string {
+	name, _, _ := strings.Cut(s, "/")
+	return name
+}

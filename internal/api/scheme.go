@@ -1,0 +1,31 @@
+package api
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// Scheme holds every type the server serves: the built-in API types plus
+// meta.k8s.io's Table and PartialObjectMetadata.
+var Scheme = runtime.NewScheme()
+
+// Codecs are the JSON, YAML and protobuf serializers over Scheme.
+var Codecs serializer.CodecFactory
+
+// metaV1 is meta.k8s.io/v1, the group of Table and PartialObjectMetadata.
+var metaV1 = schema.GroupVersion{Group: "meta.k8s.io", Version: "v1"}
+
+func init() {
+	if err := clientgoscheme.AddToScheme(Scheme); err != nil {
+		panic(err)
+	}
+	if err := metav1.AddMetaToScheme(Scheme); err != nil {
+		panic(err)
+	}
+	// Table watches send WatchEvents of meta.k8s.io/v1.
+	Scheme.AddKnownTypeWithName(metaV1.WithKind("WatchEvent"), &metav1.WatchEvent{})
+	Codecs = serializer.NewCodecFactory(Scheme)
+}

@@ -1,0 +1,290 @@
+// Package api is minik's Kubernetes API server: the HTTP handler chain
+// (authentication → authorization → admission → storage), discovery, the
+// one generic REST implementation that serves every resource descriptor of
+// internal/registry, watches and server-side tables.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	"minik/internal/admission"
+	"minik/internal/auth"
+	"minik/internal/registry"
+	"minik/internal/storage"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Store is where objects live. Required.
+	Store *storage.Store
+	// Resources are the served resources; nil means registry.All().
+	Resources []*registry.Resource
+	// Authenticators are tried in order; the first that recognises a
+	// credential decides who the caller is. Required.
+	Authenticators []auth.Authenticator
+	// Authorizers are asked in order; the first Allow or Deny decides.
+	// Required.
+	Authorizers []auth.Authorizer
+	// AnonymousPaths may be read without credentials.
+	AnonymousPaths []string
+	// Admission is the admission chain; nil means NamespaceLifecycle only.
+	Admission *admission.Chain
+	// Extra serves further non-resource paths (/openapi/..., metrics), keyed
+	// by path prefix; requests reach it after authentication and
+	// authorization.
+	Extra map[string]http.Handler
+	// Version is what /version reports. Required.
+	Version VersionInfo
+	// Clock tells the time; nil means the real clock.
+	Clock clock.PassiveClock
+	// Logger logs; nil means slog.Default().
+	Logger *slog.Logger
+	// BookmarkInterval is how often a watch that allows bookmarks gets one;
+	// zero means one minute.
+	BookmarkInterval time.Duration
+}
+
+// VersionInfo is the body of /version.
+type VersionInfo struct {
+	Major        string `json:"major"`
+	Minor        string `json:"minor"`
+	EmulationMajor string `json:"emulationMajor,omitempty"`
+	EmulationMinor string `json:"emulationMinor,omitempty"`
+	GitVersion   string `json:"gitVersion"`
+	GitCommit    string `json:"gitCommit"`
+	GitTreeState string `json:"gitTreeState"`
+	BuildDate    string `json:"buildDate"`
+	GoVersion    string `json:"goVersion"`
+	Compiler     string `json:"compiler"`
+	Platform     string `json:"platform"`
+}
+
+// Server serves the Kubernetes API. Build it with New; it is an
+// http.Handler.
+type Server struct {
+	cfg      Config
+	store    *storage.Store
+	clock    clock.PassiveClock
+	log      *slog.Logger
+	chain    *admission.Chain
+	handlers map[schema.GroupVersionResource]*resourceHandler
+	// byGroupVersion lists the resources of each served group version, in
+	// discovery order.
+	byGroupVersion map[schema.GroupVersion][]*registry.Resource
+	groupOrder     []schema.GroupVersion
+	ready          atomic.Bool
+	mux            *http.ServeMux
+	// stopping is closed by Stop; watches end when it is.
+	stopping chan struct{}
+	stopOnce sync.Once
+}
+
+// Stop ends every open watch so that a graceful HTTP shutdown does not wait
+// for them. It is safe to call more than once.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() { close(s.stopping) })
+}
+
+// New validates the configuration and builds a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("api: a store is required")
+	}
+	if len(cfg.Authenticators) == 0 || len(cfg.Authorizers) == 0 {
+		return nil, errors.New("api: authenticators and authorizers are required")
+	}
+	if cfg.Resources == nil {
+		cfg.Resources = registry.All()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.BookmarkInterval == 0 {
+		cfg.BookmarkInterval = time.Minute
+	}
+	s := &Server{
+		cfg:            cfg,
+		store:          cfg.Store,
+		clock:          cfg.Clock,
+		log:            cfg.Logger,
+		handlers:       map[schema.GroupVersionResource]*resourceHandler{},
+		byGroupVersion: map[schema.GroupVersion][]*registry.Resource{},
+		stopping:       make(chan struct{}),
+	}
+	for _, res := range cfg.Resources {
+		gvr := res.GroupVersionResource()
+		if _, dup := s.handlers[gvr]; dup {
+			return nil, fmt.Errorf("api: resource %s described twice", gvr)
+		}
+		s.handlers[gvr] = newResourceHandler(s, res)
+		if _, seen := s.byGroupVersion[res.GroupVersion]; !seen {
+			s.groupOrder = append(s.groupOrder, res.GroupVersion)
+		}
+		s.byGroupVersion[res.GroupVersion] = append(s.byGroupVersion[res.GroupVersion], res)
+	}
+	s.chain = cfg.Admission
+	if s.chain == nil {
+		s.chain = &admission.Chain{Validators: []admission.Validator{s.NamespaceLifecycle()}}
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("/healthz", s.serveHealth)
+	s.mux.HandleFunc("/livez", s.serveHealth)
+	s.mux.HandleFunc("/readyz", s.serveReady)
+	s.mux.HandleFunc("/version", s.serveVersion)
+	for prefix, h := range cfg.Extra {
+		s.mux.Handle(prefix, h)
+	}
+	s.mux.HandleFunc("/api", s.serveAPI)
+	s.mux.HandleFunc("/api/", s.serveAPI)
+	s.mux.HandleFunc("/apis", s.serveAPI)
+	s.mux.HandleFunc("/apis/", s.serveAPI)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+	})
+	return s, nil
+}
+
+// NamespaceLifecycle returns the NamespaceLifecycle admission plugin
+// reading namespaces from this server's storage.
+func (s *Server) NamespaceLifecycle() *admission.NamespaceLifecycle {
+	return &admission.NamespaceLifecycle{
+		Get:      s.getNamespace,
+		Immortal: map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true},
+	}
+}
+
+func (s *Server) getNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	h := s.handlers[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	obj, err := h.get(ctx, "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Namespace), nil
+}
+
+// SetReady marks the server ready: /readyz answers 200 from then on.
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// ServeHTTP runs the handler chain: authentication, authorization, then
+// the route (whose REST handlers run admission and storage).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.clock.Now()
+	info := ParseRequestInfo(r)
+	user, err := s.authenticate(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if user == nil {
+		if !s.anonymousAllowed(r.URL.Path) {
+			writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+			return
+		}
+	} else if err := s.authorize(r.Context(), user, info); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ctx := auth.WithUser(r.Context(), user)
+	s.mux.ServeHTTP(w, r.WithContext(withRequestInfo(ctx, info)))
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		s.log.Debug("request", "verb", info.Verb, "path", r.URL.Path, "took", s.clock.Since(start))
+	}
+}
+
+func (s *Server) authenticate(r *http.Request) (*auth.User, error) {
+	for _, a := range s.cfg.Authenticators {
+		u, ok, err := a.Authenticate(r)
+		if err != nil {
+			return nil, apierrors.NewUnauthorized("Unauthorized")
+		}
+		if ok {
+			return u, nil
+		}
+	}
+	return nil, nil
+}
+
+func (s *Server) anonymousAllowed(path string) bool {
+	for _, p := range s.cfg.AnonymousPaths {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) authorize(ctx context.Context, u *auth.User, info *RequestInfo) error {
+	attrs := auth.Attributes{
+		User: u, Verb: info.Verb, IsResource: info.IsResourceRequest,
+		APIGroup: info.APIGroup, APIVersion: info.APIVersion, Namespace: info.Namespace,
+		Resource: info.Resource, Subresource: info.Subresource, Name: info.Name, Path: info.Path,
+	}
+	for _, a := range s.cfg.Authorizers {
+		d, reason, err := a.Authorize(ctx, attrs)
+		if err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("authorize %s %s: %w", info.Verb, info.Path, err))
+		}
+		switch d {
+		case auth.Allow:
+			return nil
+		case auth.Deny:
+			return forbidden(attrs, reason)
+		}
+	}
+	return forbidden(attrs, "")
+}
+
+func forbidden(a auth.Attributes, reason string) error {
+	msg := auth.ForbiddenMessage(a)
+	if reason != "" {
+		msg += ": " + reason
+	}
+	if !a.IsResource {
+		return apierrors.NewForbidden(schema.GroupResource{}, "", errors.New(msg))
+	}
+	return apierrors.NewForbidden(schema.GroupResource{Group: a.APIGroup, Resource: a.Resource}, a.Name, errors.New(msg))
+}
+
+type requestInfoKey struct{}
+
+func withRequestInfo(ctx context.Context, info *RequestInfo) context.Context {
+	return context.WithValue(ctx, requestInfoKey{}, info)
+}
+
+func requestInfoFrom(ctx context.Context) *RequestInfo {
+	info, _ := ctx.Value(requestInfoKey{}).(*RequestInfo)
+	return info
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	fmt.Fprint(w, "ok")
+}
+
+func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !s.ready.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprint(w, "[-]poststarthook/minik-ready failed: not finished\nreadyz check failed")
+		return
+	}
+	fmt.Fprint(w, "ok")
+}

@@ -1,0 +1,23 @@
+package printers
+
+import (
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var leaseTable = kindTable(
+	[]metav1.TableColumnDefinition{
+		nameColumn(),
+		col("Holder", "string", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]),
+		ageColumn(),
+	},
+	func(l *coordinationv1.Lease, now time.Time) []interface{} {
+		holder := ""
+		if l.Spec.HolderIdentity != nil {
+			holder = *l.Spec.HolderIdentity
+		}
+		return []interface{}{l.Name, holder, age(l.CreationTimestamp, now)}
+	},
+)

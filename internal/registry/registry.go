@@ -1,0 +1,95 @@
+// Package registry describes every resource the API server serves: its
+// group, version and names, and the strategy (defaulting, validation,
+// create/update preparation, table columns, field selectors) that the one
+// generic REST implementation in internal/api applies to it.
+//
+// Adding a resource is adding a descriptor here, never a new handler.
+package registry
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/printers"
+)
+
+// Resource is the descriptor of one served resource.
+type Resource struct {
+	// GroupVersion is the API group and version the resource is served at.
+	GroupVersion schema.GroupVersion
+	// Name is the lower-case plural resource name ("deployments").
+	Name string
+	// SingularName is the lower-case singular name ("deployment").
+	SingularName string
+	// Kind is the object kind ("Deployment"); its list kind is Kind+"List".
+	Kind string
+	// Namespaced tells whether objects live in a namespace.
+	Namespaced bool
+	// ShortNames are the discovery short names ("deploy").
+	ShortNames []string
+	// Categories are the discovery categories ("all").
+	Categories []string
+	// HasStatus tells whether the resource has a status subresource; when it
+	// does, writes to the main resource keep the stored status and writes to
+	// /status keep everything but the status.
+	HasStatus bool
+	// HasScale tells whether the resource has a scale subresource.
+	HasScale bool
+	// ExtraSubresources lists further subresources served for the resource
+	// ("binding", "log"), advertised in discovery.
+	ExtraSubresources []string
+	// Strategy holds the per-type behaviour.
+	Strategy Strategy
+}
+
+// GroupResource returns the descriptor's group and resource, as used in
+// error messages ("deployments.apps").
+func (r *Resource) GroupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.GroupVersion.Group, Resource: r.Name}
+}
+
+// GroupVersionKind returns the descriptor's kind with its group and version.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GroupVersion.WithKind(r.Kind)
+}
+
+// GroupVersionResource returns the descriptor's resource with its group and version.
+func (r *Resource) GroupVersionResource() schema.GroupVersionResource {
+	return r.GroupVersion.WithResource(r.Name)
+}
+
+// Strategy is the per-type behaviour of a resource. Every function field is
+// optional; a nil field means "nothing to do" (or, for Fields, only the
+// metadata fields every resource has).
+type Strategy struct {
+	// Default fills defaults into a typed object, as Kubernetes' generated
+	// defaulters do for the built-in types.
+	Default func(obj runtime.Object)
+	// PrepareForCreate adjusts a new object before validation, for example
+	// resetting its status or setting a Pod's phase to Pending.
+	PrepareForCreate func(ctx context.Context, obj runtime.Object)
+	// PrepareForUpdate adjusts an updated object before validation, given the
+	// stored one.
+	PrepareForUpdate func(ctx context.Context, obj, old runtime.Object)
+	// Validate validates a new object, returning kube's field errors.
+	Validate func(ctx context.Context, obj runtime.Object) field.ErrorList
+	// ValidateUpdate validates an update of old to obj.
+	ValidateUpdate func(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// NoGeneration is true for resources whose metadata.generation is not
+	// maintained (ConfigMaps, Secrets, Events, ...). Otherwise generation
+	// starts at 1 and is bumped when anything but metadata and status changes.
+	NoGeneration bool
+	// KeepStatusOnCreate is true for resources whose status a client may set
+	// on create (Nodes, Events); otherwise status is reset on create.
+	KeepStatusOnCreate bool
+	// Fields returns the field-selector fields of an object beyond
+	// metadata.name and metadata.namespace.
+	Fields func(obj runtime.Object) fields.Set
+	// Table converts objects to server-side table rows; nil means the
+	// default Name/Age table.
+	Table *printers.TableConvertor
+}
