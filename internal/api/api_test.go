@@ -237,3 +237,25 @@ func TestUnknownFieldsAreWarnedOrRejected(t *testing.T) {
 		t.Fatalf("warnings = %v", w)
 	}
 }
+
+func TestEventsOfBothGroupsAreOneStore(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := context.Background()
+	cs := srv.Client(t)
+	namespace(t, cs, "demo")
+	_, err := cs.CoreV1().Events("demo").Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "web.1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Deployment", Name: "web", Namespace: "demo"},
+		Reason:         "ScalingReplicaSet", Message: "Scaled up replica set web-1 from 0 to 3", Type: "Normal",
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := cs.EventsV1().Events("demo").Get(ctx, "web.1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Note != "Scaled up replica set web-1 from 0 to 3" || ev.Regarding.Name != "web" {
+		t.Fatalf("events.k8s.io view = %+v", ev)
+	}
+}

@@ -25,10 +25,18 @@ var storageSerializer = json.NewSerializerWithOptions(json.DefaultMetaFactory, S
 type objectCodec struct {
 	res *registry.Resource
 	enc runtime.Encoder
+	// view converts to and from the stored kind when it differs from the
+	// served one; nil otherwise.
+	view *storedAs
 }
 
-func newObjectCodec(res *registry.Resource) *objectCodec {
-	return &objectCodec{res: res, enc: Codecs.WithoutConversion().EncoderForVersion(storageSerializer, res.GroupVersion)}
+func newObjectCodec(res *registry.Resource, view *storedAs) *objectCodec {
+	gv := res.GroupVersion
+	if view != nil {
+		gvks, _, _ := Scheme.ObjectKinds(view.new())
+		gv = gvks[0].GroupVersion()
+	}
+	return &objectCodec{res: res, enc: Codecs.WithoutConversion().EncoderForVersion(storageSerializer, gv), view: view}
 }
 
 // New returns an empty object of the resource's kind.
@@ -51,9 +59,17 @@ func (c *objectCodec) NewList() runtime.Object {
 
 // decode decodes a stored object and sets its resourceVersion.
 func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
-	obj := c.New()
+	var obj runtime.Object
+	if c.view != nil {
+		obj = c.view.new()
+	} else {
+		obj = c.New()
+	}
 	if _, _, err := storageSerializer.Decode(kv.Value, nil, obj); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+	}
+	if c.view != nil {
+		obj = c.view.fromStored(obj)
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -65,6 +81,9 @@ func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
 
 // encode encodes an object for storage, without its resourceVersion.
 func (c *objectCodec) encode(obj runtime.Object) ([]byte, error) {
+	if c.view != nil {
+		obj = c.view.toStored(obj)
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err

@@ -42,12 +42,13 @@ type resourceHandler struct {
 }
 
 func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
-	h := &resourceHandler{s: s, res: res, codec: newObjectCodec(res), storageName: res.Name}
-	if res.GroupVersion.Group != "" && res.Name == "events" {
-		// events.k8s.io events are kept apart from core events until the two
-		// views share one storage.
-		h.storageName = res.GroupVersion.Group + "/events"
+	h := &resourceHandler{s: s, res: res, storageName: res.Name}
+	var view *storedAs
+	if res.GroupVersion.Group == "events.k8s.io" && res.Name == "events" {
+		view = eventsV1View
+		h.storageName = view.resource
 	}
+	h.codec = newObjectCodec(res, view)
 	h.fieldKeys = map[string]bool{"metadata.name": true, "metadata.namespace": true}
 	if res.Strategy.Fields != nil {
 		for k := range res.Strategy.Fields(h.codec.New()) {

@@ -87,6 +87,8 @@ type Server struct {
 	groupOrder     []schema.GroupVersion
 	ready          atomic.Bool
 	mux            *http.ServeMux
+	// inflight counts the requests being served.
+	inflight atomic.Int64
 	// stopping is closed by Stop; watches end when it is.
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -178,12 +180,17 @@ func (s *Server) getNamespace(ctx context.Context, name string) (*corev1.Namespa
 	return obj.(*corev1.Namespace), nil
 }
 
+// InFlight is the number of requests being served.
+func (s *Server) InFlight() int64 { return s.inflight.Load() }
+
 // SetReady marks the server ready: /readyz answers 200 from then on.
 func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
 
 // ServeHTTP runs the handler chain: authentication, authorization, then
 // the route (whose REST handlers run admission and storage).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	start := s.clock.Now()
 	info := ParseRequestInfo(r)
 	user, err := s.authenticate(r)

@@ -44,8 +44,9 @@ func (f *ConfigFlags) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = f.KubeConfig
 	overrides := &clientcmd.ConfigOverrides{
-		CurrentContext: f.Context,
-		Timeout:        f.RequestTimeout,
+		ClusterDefaults: clientcmd.ClusterDefaults,
+		CurrentContext:  f.Context,
+		Timeout:         f.RequestTimeout,
 	}
 	overrides.Context.Namespace = f.Namespace
 	overrides.Context.Cluster = f.Cluster

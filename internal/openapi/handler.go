@@ -54,8 +54,10 @@ const (
 )
 
 // Handler serves the OpenAPI documents of a set of resources. It builds
-// them on first request, once, and then serves the cached bytes; it is safe
-// for concurrent use.
+// them on first request, once (the v3 documents together, the v2 document
+// apart), and then serves the cached bytes; it is safe for concurrent use.
+// Building only fails on a Go type it cannot describe, a programming error:
+// such a failure is kept and answered with 500 on every request.
 type Handler struct {
 	resources []*registry.Resource
 	facts     func() (*typeFacts, error)
@@ -84,7 +86,10 @@ func NewHandler(resources []*registry.Resource) (*Handler, error) {
 			}
 		}
 	}
-	return &Handler{resources: resources, facts: sync.OnceValues(newTypeFacts)}, nil
+	return &Handler{
+		resources: append([]*registry.Resource(nil), resources...),
+		facts:     sync.OnceValues(newTypeFacts),
+	}, nil
 }
 
 // ServeHTTP answers GET and HEAD for V2Path, V3Path and the documents

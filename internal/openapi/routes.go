@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -209,20 +210,20 @@ func resourceRoutes(r *registry.Resource) ([]route, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi for %s: %w", r.GroupResource(), err)
 	}
-	list, err := scheme.Scheme.New(r.GroupVersion.WithKind(r.Kind + "List"))
+	listObj, err := scheme.Scheme.New(r.GroupVersion.WithKind(r.Kind + "List"))
 	if err != nil {
 		return nil, fmt.Errorf("openapi for %s: %w", r.GroupResource(), err)
 	}
 	d := newResourceDoc(r)
-	objType, listType := reflect.TypeOf(obj).Elem(), reflect.TypeOf(list).Elem()
+	objType, listType := reflect.TypeOf(obj).Elem(), reflect.TypeOf(listObj).Elem()
 	kind := r.Kind
 	collection := d.prefix + d.nsPath + "/" + r.Name
 	item := collection + "/{name}"
 	itemParams := d.itemParams(kind)
 	listOpts := optionParams(metav1.ListOptions{})
 
-	list1 := d.op("get", d.id("list", "", "", r.Namespaced), "list or watch objects of kind "+kind, "list", gvk, d.nsParams, listOpts)
-	list1.produces, list1.responses = watchMediaTypes, []response{ok(listType), unauthorized}
+	list := d.op("get", d.id("list", "", "", r.Namespaced), "list or watch objects of kind "+kind, "list", gvk, d.nsParams, listOpts)
+	list.produces, list.responses = watchMediaTypes, []response{ok(listType), unauthorized}
 
 	create := d.op("post", d.id("create", "", "", r.Namespaced), "create"+article(kind)+kind, "post", gvk, d.nsParams, optionParams(metav1.CreateOptions{}))
 	create.body, create.bodyRequired = objType, true
@@ -250,7 +251,7 @@ func resourceRoutes(r *registry.Resource) ([]route, error) {
 	}
 
 	routes := []route{
-		{path: collection, ops: []operation{list1, create, deleteCollection}},
+		{path: collection, ops: []operation{list, create, deleteCollection}},
 		{path: item, ops: append(d.readWriteOps("", "the specified "+kind, gvk, objType, itemParams), del)},
 		{path: d.prefix + "/watch" + d.nsPath + "/" + r.Name, ops: []operation{watch(d.id("watch", "", "List", r.Namespaced), watchList, "watchlist", d.nsParams)}},
 		{path: d.prefix + "/watch" + d.nsPath + "/" + r.Name + "/{name}", ops: []operation{watch(d.id("watch", "", "", r.Namespaced), watchItem, "watch", itemParams)}},
@@ -388,7 +389,7 @@ func optionParams(options interface{}, exclude ...string) []param {
 			continue
 		}
 		name := jsonTagOf(f).name
-		if name == "" || name == "-" || contains(exclude, name) {
+		if name == "" || name == "-" || slices.Contains(exclude, name) {
 			continue
 		}
 		out = append(out, param{name: name, in: "query", doc: docs[name], typ: queryType(ft)})
@@ -454,13 +455,4 @@ func article(kind string) string {
 		return " an "
 	}
 	return " a "
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -39,14 +39,13 @@ func (d dialect) ref(model string) spec.Schema {
 
 // Extension names, as kube-openapi's generator and the API server write them.
 const (
-	extGVK            = "x-kubernetes-group-version-kind"
-	extAction         = "x-kubernetes-action"
-	extPatchStrategy  = "x-kubernetes-patch-strategy"
-	extPatchMergeKey  = "x-kubernetes-patch-merge-key"
-	extListType       = "x-kubernetes-list-type"
-	extListMapKeys    = "x-kubernetes-list-map-keys"
-	extMapType        = "x-kubernetes-map-type"
-	stringFormatBytes = "byte"
+	extGVK           = "x-kubernetes-group-version-kind"
+	extAction        = "x-kubernetes-action"
+	extPatchStrategy = "x-kubernetes-patch-strategy"
+	extPatchMergeKey = "x-kubernetes-patch-merge-key"
+	extListType      = "x-kubernetes-list-type"
+	extListMapKeys   = "x-kubernetes-list-map-keys"
+	extMapType       = "x-kubernetes-map-type"
 )
 
 // typeFacts is what reflection alone cannot tell about the Go types: the
@@ -57,7 +56,7 @@ const (
 type typeFacts struct {
 	gvks   map[reflect.Type][]schema.GroupVersionKind
 	fields map[string]map[string]smdschema.StructField // model → field name → field
-	atomic map[string]bool                         // models declared +structType=atomic
+	atomic map[string]bool                             // models declared +structType=atomic
 }
 
 func newTypeFacts() (*typeFacts, error) {
@@ -196,7 +195,7 @@ func (w *walker) schemaFor(t reflect.Type) (spec.Schema, error) {
 		return w.dialect.ref(name), err
 	}
 	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
-		return simple("string", stringFormatBytes), nil
+		return simple("string", "byte"), nil // base64
 	}
 	switch t.Kind() {
 	case reflect.String:

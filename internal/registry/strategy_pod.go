@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/diff"
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -158,7 +158,7 @@ func validatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
 	}
 	if !apiequality.Semantic.DeepEqual(munged, old.Spec) {
 		errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("pod updates may not change fields other than %s\n%v",
-			strings.Join(updatablePodSpecFields, ","), diff.Diff(old.Spec, munged))))
+			strings.Join(updatablePodSpecFields, ","), cmp.Diff(old.Spec, munged))))
 	}
 	return errs
 }

@@ -211,11 +211,13 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = srv.Close()
 		return err
 	}
-	apiServer.SetReady(true)
+	// The kubeconfig appears, then /readyz turns 200: a script waiting for
+	// either finds a cluster that serves.
 	if err := writeKubeconfig(s.KubeconfigPath(), "https://"+addr, ca.CertPEM, admin); err != nil {
 		_ = srv.Close()
 		return err
 	}
+	apiServer.SetReady(true)
 	s.mu.Lock()
 	s.addr, s.restConfig, s.etcd = addr, restCfg, db.Client
 	s.mu.Unlock()
@@ -231,10 +233,32 @@ func (s *Server) Start(ctx context.Context) error {
 	apiServer.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
+	shut := make(chan struct{})
+	go func() {
+		defer close(shut)
+		_ = srv.Shutdown(sctx)
+	}()
+	// Shutdown stops accepting at once but lets idle HTTP/2 clients take a
+	// second to leave; once no request is in flight there is nothing to
+	// wait for.
+	for tick := time.NewTicker(5 * time.Millisecond); ; {
+		select {
+		case <-shut:
+			tick.Stop()
+			return nil
+		case <-sctx.Done():
+			tick.Stop()
+			_ = srv.Close()
+			return nil
+		case <-tick.C:
+			if apiServer.InFlight() == 0 {
+				tick.Stop()
+				_ = srv.Close()
+				<-shut
+				return nil
+			}
+		}
 	}
-	return nil
 }
 
 // systemNamespaces exist in every cluster.
@@ -243,7 +267,13 @@ var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-n
 // bootstrap creates what every cluster has, through the API like any
 // client, and returns when the API answers.
 func bootstrap(ctx context.Context, cfg *rest.Config) error {
-	cs, err := kubernetes.NewForConfig(cfg)
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("bootstrap client: %w", err)
+	}
+	// An idle HTTP/2 connection would hold a graceful shutdown for a second.
+	defer hc.CloseIdleConnections()
+	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return fmt.Errorf("bootstrap client: %w", err)
 	}

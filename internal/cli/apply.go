@@ -1,0 +1,352 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/dynamic"
+)
+
+// FieldManagerClientSideApply is the field manager of client-side apply.
+const FieldManagerClientSideApply = "kubectl-client-side-apply"
+
+const (
+	// maxPatchRetry is how often a patch is recomputed after a conflict.
+	maxPatchRetry = 5
+	// patchBackOff is the pause between conflict retries after the first.
+	patchBackOff = time.Second
+)
+
+// ApplyOptions are the inputs of apply.
+type ApplyOptions struct {
+	PrintFlags PrintFlags
+	Filenames  FilenameOptions
+
+	DryRunFlag       string
+	DryRun           DryRunStrategy
+	FieldManager     string
+	ValidateFlag     string
+	FieldValidation  string
+	Overwrite        bool
+	Namespace        string
+	EnforceNamespace bool
+
+	// BaseName is the root command's name, used in warnings.
+	BaseName string
+	Streams  IOStreams
+
+	Mapper  meta.RESTMapper
+	Dynamic dynamic.Interface
+	// Sleep waits between conflict retries (replaceable in tests).
+	Sleep func(time.Duration)
+}
+
+// NewCmdApply returns the apply command.
+func NewCmdApply(f *Factory, streams IOStreams) *cobra.Command {
+	o := &ApplyOptions{
+		FieldManager: FieldManagerClientSideApply,
+		Overwrite:    true,
+		Streams:      streams,
+		Sleep:        time.Sleep,
+	}
+	cmd := &cobra.Command{
+		Use:                   "apply (-f FILENAME)",
+		DisableFlagsInUseLine: true,
+		Short:                 "Apply a configuration to a resource by file name or stdin",
+		Long: `Apply a configuration to a resource by file name or stdin. The resource name must be specified. This resource will be created if it doesn't exist yet. To use 'apply', always create the resource initially with either 'apply' or 'create --save-config'.
+
+JSON and YAML formats are accepted.`,
+		Example: `  # Apply the configuration in web.yaml
+  minikctl apply -f web.yaml
+
+  # Apply every manifest under a directory, recursively
+  minikctl apply -R -f manifests/
+
+  # Apply the JSON passed into stdin
+  cat pod.json | minikctl apply -f -`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, cmd); err != nil {
+				return err
+			}
+			if err := o.Validate(cmd, args); err != nil {
+				return err
+			}
+			return runApply(cmd.Context(), o)
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	o.Filenames.AddFlags(cmd, "that contains the configuration to apply")
+	addDryRunFlag(cmd, &o.DryRunFlag)
+	cmd.Flags().StringVar(&o.FieldManager, "field-manager", o.FieldManager, "Name of the manager used to track field ownership.")
+	cmd.Flags().StringVar(&o.ValidateFlag, "validate", "strict", `Must be one of: strict (or true), warn, ignore (or false). "true" or "strict" will use a schema to validate the input and fail the request if invalid. It will perform server side validation if ServerSideFieldValidation is enabled on the api-server, but will fall back to less reliable client-side validation if not. "warn" will warn about unknown or duplicate fields without blocking the request if server-side field validation is enabled on the API server, and behave as "ignore" otherwise. "false" or "ignore" will not perform any schema validation, silently dropping any unknown or duplicate fields.`)
+	cmd.Flags().Lookup("validate").NoOptDefVal = "strict"
+	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "Automatically resolve conflicts between the modified and live configuration by using values from the modified configuration")
+	return cmd
+}
+
+// Complete fills the options from the factory and flags.
+func (o *ApplyOptions) Complete(f *Factory, cmd *cobra.Command) error {
+	o.BaseName = cmd.Root().Name()
+	var err error
+	if o.DryRun, err = parseDryRun(o.DryRunFlag); err != nil {
+		return err
+	}
+	o.PrintFlags.DryRun = o.DryRun
+	o.PrintFlags.Operation = "created"
+	if o.FieldValidation, err = parseValidate(o.ValidateFlag); err != nil {
+		return err
+	}
+	if o.Filenames.Empty() {
+		return errors.New("must specify one of -f and -k")
+	}
+	if o.Namespace, o.EnforceNamespace, err = f.Namespace(); err != nil {
+		return err
+	}
+	if o.Mapper, err = f.ToRESTMapper(); err != nil {
+		return err
+	}
+	if o.Dynamic, err = f.DynamicClient(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseValidate maps --validate to the server's fieldValidation directive.
+func parseValidate(v string) (string, error) {
+	switch v {
+	case "true", "strict":
+		return metav1.FieldValidationStrict, nil
+	case "warn":
+		return metav1.FieldValidationWarn, nil
+	case "false", "ignore":
+		return metav1.FieldValidationIgnore, nil
+	}
+	return "", fmt.Errorf("invalid - validate option %q; must be one of: strict (or true), warn, ignore (or false)", v)
+}
+
+// Validate checks the arguments and the output format.
+func (o *ApplyOptions) Validate(cmd *cobra.Command, args []string) error {
+	if len(args) != 0 {
+		return usageErrorf(cmd, "Unexpected args: %v", args)
+	}
+	_, err := o.printer("created")
+	return err
+}
+
+// printer returns the printer of one applied object.
+func (o *ApplyOptions) printer(operation string) (ResourcePrinter, error) {
+	pf := o.PrintFlags
+	pf.Operation = operation
+	return pf.ToPrinter()
+}
+
+// shouldPrintObject reports whether objects are printed in full (-o yaml,
+// json, ...) at the end, instead of one line per object.
+func (o *ApplyOptions) shouldPrintObject() bool {
+	format, _ := o.PrintFlags.outputFormat()
+	return (format != "" || o.PrintFlags.Template != "") && format != "name"
+}
+
+// runApply applies every object of the manifests, in order, continuing
+// past failures; it returns all errors together (reading and mapping
+// errors first).
+func runApply(ctx context.Context, o *ApplyOptions) error {
+	objs, errs := ReadManifests(o.Filenames, o.Streams.In)
+	if len(objs) == 0 && len(errs) == 1 {
+		return errs[0]
+	}
+	var infos []*Info
+	if len(objs) > 0 {
+		var rerrs []error
+		infos, rerrs = ResolveManifests(objs, o.Mapper, o.Namespace, o.EnforceNamespace)
+		errs = append(errs, rerrs...)
+	}
+	if len(infos) == 0 && len(errs) == 0 {
+		return errors.New("no objects passed to apply")
+	}
+	for _, info := range infos {
+		if err := o.applyOne(ctx, info); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	if len(errs) > 1 {
+		return utilerrors.NewAggregate(errs)
+	}
+	return o.printObjects(infos)
+}
+
+// printObjects prints the applied objects for -o yaml/json: one object as
+// itself, several as a List.
+func (o *ApplyOptions) printObjects(infos []*Info) error {
+	if !o.shouldPrintObject() || len(infos) == 0 {
+		return nil
+	}
+	printer, err := o.printer("")
+	if err != nil {
+		return err
+	}
+	obj := infos[0].Object
+	if len(infos) > 1 {
+		list := &unstructured.UnstructuredList{Object: map[string]any{
+			"kind":       "List",
+			"apiVersion": "v1",
+			"metadata":   map[string]any{},
+		}}
+		for _, info := range infos {
+			u, err := toUnstructured(info.Object)
+			if err != nil {
+				return err
+			}
+			list.Items = append(list.Items, *u)
+		}
+		obj = list
+	}
+	return printer.PrintObj(obj, o.Streams.Out)
+}
+
+func (o *ApplyOptions) resource(info *Info) dynamic.ResourceInterface {
+	r := o.Dynamic.Resource(info.Mapping.Resource)
+	if info.Namespaced() {
+		return r.Namespace(info.Namespace)
+	}
+	return r
+}
+
+func (o *ApplyOptions) dryRun() []string {
+	if o.DryRun == DryRunServer {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
+}
+
+// applyOne creates the object with its last-applied annotation when it
+// does not exist, and otherwise patches it with the three-way merge of
+// last-applied, manifest and live object; it prints the outcome.
+func (o *ApplyOptions) applyOne(ctx context.Context, info *Info) error {
+	obj, ok := info.Object.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected object type %T", info.Object)
+	}
+	if info.Name == "" {
+		if gen := obj.GetGenerateName(); gen != "" {
+			return fmt.Errorf("from %s: cannot use generate name with apply", gen)
+		}
+	}
+
+	modified, err := modifiedConfiguration(obj, true)
+	if err != nil {
+		return addSourceToErr(fmt.Sprintf("retrieving modified configuration from:\n%s\nfor:", info.String()), info.Source, err)
+	}
+
+	current, err := o.get(ctx, info)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			return addSourceToErr(fmt.Sprintf("retrieving current configuration of:\n%s\nfrom server for:", info.String()), info.Source, err)
+		}
+		if err := createApplyAnnotation(obj); err != nil {
+			return addSourceToErr("creating", info.Source, err)
+		}
+		pruneNulls(obj.Object)
+		if o.DryRun != DryRunClient {
+			created, err := o.resource(info).Create(ctx, obj, metav1.CreateOptions{
+				DryRun:          o.dryRun(),
+				FieldManager:    o.FieldManager,
+				FieldValidation: o.FieldValidation,
+			})
+			if err != nil {
+				return addSourceToErr("creating", info.Source, err)
+			}
+			info.Object = created
+		}
+		return o.printResult(info, "created")
+	}
+
+	if o.DryRun != DryRunClient {
+		if _, ok := current.GetAnnotations()[lastAppliedAnnotation]; !ok {
+			fmt.Fprintf(o.Streams.ErrOut, "Warning: resource %[1]s is missing the %[2]s annotation which is required by %[3]s apply. %[3]s apply should only be used on resources created declaratively by either %[3]s create --save-config or %[3]s apply. The missing annotation will be patched automatically.\n", info.ObjectName(), lastAppliedAnnotation, o.BaseName)
+		}
+		patch, patched, err := o.patch(ctx, info, current, modified)
+		if err != nil {
+			return addSourceToErr(fmt.Sprintf("applying patch:\n%s\nto:\n%v\nfor:", patch, info), info.Source, err)
+		}
+		info.Object = patched
+		if patched.GetDeletionTimestamp() != nil {
+			fmt.Fprintf(o.Streams.ErrOut, "Warning: Detected changes to resource %s which is currently being deleted.\n", patched.GetName())
+		}
+		if string(patch) == "{}" {
+			return o.printResult(info, "unchanged")
+		}
+	}
+	return o.printResult(info, "configured")
+}
+
+func (o *ApplyOptions) get(ctx context.Context, info *Info) (*unstructured.Unstructured, error) {
+	if info.Name == "" {
+		return nil, errors.New("resource name may not be empty")
+	}
+	return o.resource(info).Get(ctx, info.Name, metav1.GetOptions{})
+}
+
+// patch sends the three-way patch, recomputing it from a fresh read after
+// a conflict (up to maxPatchRetry times). An empty patch is not sent.
+func (o *ApplyOptions) patch(ctx context.Context, info *Info, current *unstructured.Unstructured, modified []byte) ([]byte, *unstructured.Unstructured, error) {
+	patch, patched, err := o.patchOnce(ctx, info, current, modified)
+	for i := 1; i <= maxPatchRetry && apierrors.IsConflict(err); i++ {
+		if i > 1 {
+			o.Sleep(patchBackOff)
+		}
+		current, err = o.get(ctx, info)
+		if err != nil {
+			return nil, nil, err
+		}
+		patch, patched, err = o.patchOnce(ctx, info, current, modified)
+	}
+	return patch, patched, err
+}
+
+func (o *ApplyOptions) patchOnce(ctx context.Context, info *Info, current *unstructured.Unstructured, modified []byte) ([]byte, *unstructured.Unstructured, error) {
+	currentJSON, err := runtime.Encode(unstructured.UnstructuredJSONScheme, current)
+	if err != nil {
+		return nil, nil, addSourceToErr(fmt.Sprintf("serializing current configuration from:\n%v\nfor:", current), info.Source, err)
+	}
+	original := originalConfiguration(current)
+	patch, patchType, err := threeWayPatch(info.Mapping.GroupVersionKind, original, modified, currentJSON)
+	if err != nil {
+		if errors.Is(err, errKeyChanged) {
+			return nil, nil, err
+		}
+		return nil, nil, addSourceToErr(fmt.Sprintf("creating patch with:\noriginal:\n%s\nmodified:\n%s\ncurrent:\n%s\nfor:", original, modified, currentJSON), info.Source, err)
+	}
+	if string(patch) == "{}" {
+		return patch, current, nil
+	}
+	patched, err := o.resource(info).Patch(ctx, info.Name, patchType, patch, metav1.PatchOptions{
+		DryRun:          o.dryRun(),
+		FieldManager:    o.FieldManager,
+		FieldValidation: o.FieldValidation,
+	})
+	return patch, patched, err
+}
+
+func (o *ApplyOptions) printResult(info *Info, operation string) error {
+	if o.shouldPrintObject() {
+		return nil
+	}
+	printer, err := o.printer(operation)
+	if err != nil {
+		return err
+	}
+	return printer.PrintObj(info.Object, o.Streams.Out)
+}

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// NewRootCommand returns minikctl's root command with its global flags and
+// verbs, writing to streams. Commands return errors; they do not print
+// them (see Run).
+func NewRootCommand(streams IOStreams) *cobra.Command {
+	flags := NewConfigFlags()
+	f := NewFactory(flags, streams)
+	cmd := &cobra.Command{
+		Use:   "minikctl",
+		Short: "minikctl controls the minik cluster manager",
+		Long: `minikctl controls the minik cluster manager: a kubectl twin for minikd.
+
+ Find more information at the project's README.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Run: func(cmd *cobra.Command, args []string) {
+			cmd.SetOut(streams.Out)
+			_ = cmd.Help()
+		},
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	flags.AddFlags(cmd.PersistentFlags())
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())
+	})
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	cmd.AddCommand(
+		NewCmdApply(f, streams),
+		NewCmdGet(f, streams),
+	)
+	return cmd
+}
+
+// Run executes minikctl with args (without the program name) and returns
+// the process exit code, having printed any error as kubectl does.
+func Run(ctx context.Context, args []string, streams IOStreams) int {
+	cmd := NewRootCommand(streams)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	return PrintError(streams.ErrOut, err)
+}
