@@ -259,3 +259,24 @@ func TestEventsOfBothGroupsAreOneStore(t *testing.T) {
 		t.Fatalf("events.k8s.io view = %+v", ev)
 	}
 }
+
+func TestDeleteOptionsInTheBody(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := context.Background()
+	cs := srv.Client(t)
+	namespace(t, cs, "demo")
+	if _, err := cs.CoreV1().ConfigMaps("demo").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		`{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","propagationPolicy":"Background","dryRun":["All"]}`,
+		`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}`,
+	} {
+		if err := cs.CoreV1().RESTClient().Delete().Namespace("demo").Resource("configmaps").Name("x").Body([]byte(body)).Do(ctx).Error(); err != nil {
+			t.Fatalf("delete with %s: %v", body, err)
+		}
+	}
+	if _, err := cs.CoreV1().ConfigMaps("demo").Get(ctx, "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("after delete: %v", err)
+	}
+}

@@ -21,7 +21,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
 		h, ok := s.handlers[gvr]
 		if !ok {
-			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			writeError(w, r, errNoResource())
 			return
 		}
 		h.serve(w, r, info)
@@ -50,7 +50,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 2 && parts[0] == "apis":
 		g := s.apiGroup(parts[1])
 		if len(g.Versions) == 0 {
-			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			writeError(w, r, errNoResource())
 			return
 		}
 		s.writeDiscovery(w, r, &g)
@@ -61,12 +61,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		}
 		resources, ok := s.byGroupVersion[gv]
 		if !ok {
-			writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+			writeError(w, r, errNoResource())
 			return
 		}
 		s.writeDiscovery(w, r, resourceList(gv, resources))
 	default:
-		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeError(w, r, errNoResource())
 	}
 }
 

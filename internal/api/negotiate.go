@@ -141,3 +141,11 @@ func unsupportedMediaType(ct string) error {
 func acceptedBodyTypes(string) string {
 	return "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 }
+
+// errNoResource is kube's 404 for a path that names no resource.
+func errNoResource() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
+	}}
+}

@@ -68,7 +68,7 @@ func (h *resourceHandler) key(ns, name string) string {
 // serve dispatches a resource request to its verb.
 func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
 	if !h.res.Namespaced && info.Namespace != "" && h.res.Name != "namespaces" {
-		writeError(w, r, apierrors.NewNotFound(h.res.GroupResource(), ""))
+		writeError(w, r, errNoResource())
 		return
 	}
 	if info.Subresource != "" {
@@ -601,6 +601,8 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 	if required != "" && required != cm.GetResourceVersion() {
 		return nil, false, conflict(h.res, m.GetName())
 	}
+	// An unconditional update is checked against the object it replaces.
+	m.SetResourceVersion(cm.GetResourceVersion())
 	strategy := h.res.Strategy
 	switch sub {
 	case "status":

@@ -25,6 +25,9 @@ func init() {
 	if err := metav1.AddMetaToScheme(Scheme); err != nil {
 		panic(err)
 	}
+	// Clients send options (DeleteOptions above all) as meta.k8s.io/v1.
+	Scheme.AddKnownTypes(metav1.SchemeGroupVersion, &metav1.DeleteOptions{}, &metav1.ListOptions{},
+		&metav1.GetOptions{}, &metav1.CreateOptions{}, &metav1.UpdateOptions{}, &metav1.PatchOptions{})
 	// Table watches send WatchEvents of meta.k8s.io/v1.
 	Scheme.AddKnownTypeWithName(metaV1.WithKind("WatchEvent"), &metav1.WatchEvent{})
 	Codecs = serializer.NewCodecFactory(Scheme)

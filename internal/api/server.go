@@ -157,7 +157,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/apis", s.serveAPI)
 	s.mux.HandleFunc("/apis/", s.serveAPI)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		writeError(w, r, errNoResource())
 	})
 	return s, nil
 }

@@ -32,7 +32,7 @@ var subresources = map[subresourceKey]subresourceInfo{
 }
 
 func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	notFound := func() { writeError(w, r, apierrors.NewNotFound(h.res.GroupResource(), "")) }
+	notFound := func() { writeError(w, r, errNoResource()) }
 	switch {
 	case info.Subresource == "status" && h.res.HasStatus:
 		switch info.Verb {

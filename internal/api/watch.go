@@ -204,7 +204,7 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 			if !ok {
 				return
 			}
-			typ, obj, err := h.watchEvent(ev, sel)
+			typ, obj, err := h.watchEvent(ev, sel, from)
 			if err != nil {
 				_ = ws.send(watch.Error, errorToStatus(err))
 				return
@@ -238,11 +238,11 @@ func (h *resourceHandler) bookmark(rev int64, initialEnd bool) runtime.Object {
 // watchEvent converts a storage event to a watch event for a client with
 // selection sel: an object entering the selection is ADDED, one leaving
 // it DELETED. A nil object means the event is not for this client.
-func (h *resourceHandler) watchEvent(ev storage.Event, sel selection) (watch.EventType, runtime.Object, error) {
+func (h *resourceHandler) watchEvent(ev storage.Event, sel selection, from int64) (watch.EventType, runtime.Object, error) {
 	switch ev.Type {
 	case storage.Error:
 		if errors.Is(ev.Err, storage.ErrCompacted) {
-			return "", nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", ev.Revision))
+			return "", nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, ev.Revision))
 		}
 		return "", nil, apierrors.NewInternalError(ev.Err)
 	case storage.Progress:

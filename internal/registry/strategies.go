@@ -2,13 +2,41 @@ package registry
 
 import "k8s.io/apimachinery/pkg/runtime/schema"
 
-// strategyFor returns the strategy of a kind.
+// strategyFor returns the strategy of a kind; a kind without one gets the
+// empty strategy (generation maintained, no defaulting or validation).
 func strategyFor(gk schema.GroupKind) Strategy {
-	switch gk {
-	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"},
-		schema.GroupKind{Kind: "ServiceAccount"}, schema.GroupKind{Kind: "Event"},
-		schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}:
-		return Strategy{NoGeneration: true, KeepStatusOnCreate: true}
+	if f, ok := strategies[gk]; ok {
+		return f()
 	}
 	return Strategy{}
+}
+
+// strategies maps each served kind to its strategy's constructor.
+var strategies = map[schema.GroupKind]func() Strategy{
+	{Kind: "Namespace"}:      namespaceStrategy,
+	{Kind: "Pod"}:            podStrategy,
+	{Kind: "Service"}:        serviceStrategy,
+	{Kind: "ConfigMap"}:      configMapStrategy,
+	{Kind: "Secret"}:         secretStrategy,
+	{Kind: "ServiceAccount"}: serviceAccountStrategy,
+	{Kind: "Event"}:          coreEventStrategy,
+	{Kind: "Node"}:           nodeStrategy,
+	{Kind: "ResourceQuota"}:  resourceQuotaStrategy,
+
+	{Group: "apps", Kind: "Deployment"}: deploymentStrategy,
+	{Group: "apps", Kind: "ReplicaSet"}: replicaSetStrategy,
+
+	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointSliceStrategy,
+
+	{Group: "networking.k8s.io", Kind: "Ingress"}:      ingressStrategy,
+	{Group: "networking.k8s.io", Kind: "IngressClass"}: ingressClassStrategy,
+
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               roleStrategy,
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        roleBindingStrategy,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        clusterRoleStrategy,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: clusterRoleBindingStrategy,
+
+	{Group: "coordination.k8s.io", Kind: "Lease"}: leaseStrategy,
+
+	{Group: "events.k8s.io", Kind: "Event"}: eventsEventStrategy,
 }

@@ -14,8 +14,10 @@ import (
 // any change of endpoints, ports or address type.
 func endpointSliceStrategy() Strategy {
 	return withGenericChecks(Strategy{
-		Default:  defaulter(defaultEndpointSlice),
-		Validate: validator(func(s *discoveryv1.EndpointSlice) field.ErrorList { return validateEndpointSlice(s, supportedAddressTypes) }),
+		Default: defaulter(defaultEndpointSlice),
+		Validate: validator(func(s *discoveryv1.EndpointSlice) field.ErrorList {
+			return validateEndpointSlice(s, supportedAddressTypes)
+		}),
 		ValidateUpdate: updateValidator(func(s, old *discoveryv1.EndpointSlice) field.ErrorList {
 			errs := validateEndpointSlice(s, supportedAddressTypes.Union(deprecatedAddressTypes))
 			return append(errs, validateImmutable(s.AddressType, old.AddressType, field.NewPath("addressType"))...)

@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"minik/internal/testserver"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts of testdata/script/*.txtar with the actual output")
+
+// TestScripts runs the CLI transcripts of testdata/script against a real
+// minikd. Each .txtar archive holds a "script" file — commands ("$ minikctl
+// ARGS [< FILE]"), each followed by its expected output — and the files the
+// commands use, written to a fresh working directory together with the
+// repository's testdata/web.yaml. Outputs are normalized (ages, timestamps,
+// uids, resource versions) before comparison; -update rewrites the
+// expected outputs.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/script/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no scripts in testdata/script")
+	}
+	web, err := os.ReadFile("../../testdata/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ar := parseTxtar(data)
+			script, ok := ar.file("script")
+			if !ok {
+				t.Fatalf("%s has no script file", file)
+			}
+			work := t.TempDir()
+			if err := os.WriteFile(filepath.Join(work, "web.yaml"), web, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range ar.files {
+				if f.name == "script" {
+					continue
+				}
+				path := filepath.Join(work, filepath.FromSlash(f.name))
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, f.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			srv := testserver.Start(t)
+			t.Chdir(work)
+			got := runScript(t, string(script), srv.KubeconfigPath)
+			if got == string(script) {
+				return
+			}
+			if *update {
+				ar.setFile("script", []byte(got))
+				if err := os.WriteFile(file, ar.format(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			t.Errorf("%s: transcript differs (run with -update to accept):\n%s", file, lineDiff(string(script), got))
+		})
+	}
+}
+
+// runScript runs the commands of script and returns the transcript.
+func runScript(t *testing.T, script, kubeconfig string) string {
+	var out strings.Builder
+	first := true
+	for _, line := range strings.Split(script, "\n") {
+		if !strings.HasPrefix(line, "$ minikctl") {
+			continue
+		}
+		if !first {
+			out.WriteString("\n")
+		}
+		first = false
+		out.WriteString(line + "\n")
+		args, stdinFile, err := splitCommand(strings.TrimPrefix(line, "$ minikctl"))
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		streams, in, stdout, stderr := TestStreams()
+		if stdinFile != "" {
+			data, err := os.ReadFile(stdinFile)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			in.Write(data)
+		}
+		args = append([]string{"--kubeconfig", kubeconfig}, args...)
+		code := Run(context.Background(), args, streams)
+		out.WriteString(normalize(stdout.String()))
+		if stderr.Len() > 0 {
+			out.WriteString("[stderr]\n")
+			out.WriteString(normalize(stderr.String()))
+		}
+		if code != 0 {
+			fmt.Fprintf(&out, "[exit %d]\n", code)
+		}
+	}
+	return out.String()
+}
+
+// splitCommand splits a command line like a shell would (single and
+// double quotes, no expansion); a final "< FILE" names the stdin.
+func splitCommand(line string) (args []string, stdin string, err error) {
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range line {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, "", fmt.Errorf("unterminated quote")
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	if n := len(args); n >= 2 && args[n-2] == "<" {
+		return args[:n-2], args[n-1], nil
+	}
+	return args, "", nil
+}
+
+var (
+	timestampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
+	uidRE       = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	rvRE        = regexp.MustCompile(`("?resourceVersion"?: )"[^"]+"`)
+	ageRE       = regexp.MustCompile(`^(\d+[smhdy])+$`)
+)
+
+// normalize replaces what changes from run to run: timestamps, uids and
+// resource versions; and the AGE cells of tables, which become "0s" while
+// keeping the columns after them in place.
+func normalize(s string) string {
+	s = timestampRE.ReplaceAllString(s, "<time>")
+	s = uidRE.ReplaceAllString(s, "<uid>")
+	s = rvRE.ReplaceAllString(s, `$1"<rv>"`)
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		lines[i] = normalizeAges(line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// normalizeAges rewrites table cells that are durations ("7s", "3m2s").
+func normalizeAges(line string) string {
+	b := []byte(line)
+	changed := false
+	for i := 0; i < len(b); {
+		if b[i] == ' ' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] != ' ' {
+			j++
+		}
+		cellStart := i == 0 || (i >= 2 && b[i-1] == ' ' && b[i-2] == ' ')
+		cellEnd := j == len(b) || (j+1 < len(b) && b[j+1] == ' ')
+		if cellStart && cellEnd && ageRE.Match(b[i:j]) {
+			copy(b[i:j], bytes.Repeat([]byte{' '}, j-i))
+			copy(b[i:], "0s")
+			changed = true
+		}
+		i = j
+	}
+	if !changed {
+		return line
+	}
+	return strings.TrimRight(string(b), " ")
+}
+
+// lineDiff shows the first lines where two transcripts differ.
+func lineDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			from := max(0, i-3)
+			return fmt.Sprintf("line %d:\n  want: %q\n  got:  %q\ncontext (got):\n%s", i+1, w, g, strings.Join(gl[from:min(len(gl), i+4)], "\n"))
+		}
+	}
+	return ""
+}
+
+// txtar is a minimal reader and writer of txtar archives: a comment, then
+// files introduced by "-- NAME --" lines.
+type txtar struct {
+	comment []byte
+	files   []txtarFile
+}
+
+type txtarFile struct {
+	name string
+	data []byte
+}
+
+func parseTxtar(data []byte) *txtar {
+	ar := &txtar{}
+	var cur *txtarFile
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		trimmed := strings.TrimSuffix(line, "\n")
+		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
+			ar.files = append(ar.files, txtarFile{name: strings.TrimSpace(trimmed[3 : len(trimmed)-3])})
+			cur = &ar.files[len(ar.files)-1]
+			continue
+		}
+		if cur == nil {
+			ar.comment = append(ar.comment, line...)
+		} else {
+			cur.data = append(cur.data, line...)
+		}
+	}
+	return ar
+}
+
+func (a *txtar) file(name string) ([]byte, bool) {
+	for _, f := range a.files {
+		if f.name == name {
+			return f.data, true
+		}
+	}
+	return nil, false
+}
+
+func (a *txtar) setFile(name string, data []byte) {
+	for i := range a.files {
+		if a.files[i].name == name {
+			a.files[i].data = data
+			return
+		}
+	}
+	a.files = append(a.files, txtarFile{name: name, data: data})
+}
+
+func (a *txtar) format() []byte {
+	var b bytes.Buffer
+	b.Write(a.comment)
+	for _, f := range a.files {
+		fmt.Fprintf(&b, "-- %s --\n", f.name)
+		b.Write(f.data)
+		if len(f.data) > 0 && f.data[len(f.data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
