@@ -59,17 +59,17 @@ type Config struct {
 
 // VersionInfo is the body of /version.
 type VersionInfo struct {
-	Major        string `json:"major"`
-	Minor        string `json:"minor"`
+	Major          string `json:"major"`
+	Minor          string `json:"minor"`
 	EmulationMajor string `json:"emulationMajor,omitempty"`
 	EmulationMinor string `json:"emulationMinor,omitempty"`
-	GitVersion   string `json:"gitVersion"`
-	GitCommit    string `json:"gitCommit"`
-	GitTreeState string `json:"gitTreeState"`
-	BuildDate    string `json:"buildDate"`
-	GoVersion    string `json:"goVersion"`
-	Compiler     string `json:"compiler"`
-	Platform     string `json:"platform"`
+	GitVersion     string `json:"gitVersion"`
+	GitCommit      string `json:"gitCommit"`
+	GitTreeState   string `json:"gitTreeState"`
+	BuildDate      string `json:"buildDate"`
+	GoVersion      string `json:"goVersion"`
+	Compiler       string `json:"compiler"`
+	Platform       string `json:"platform"`
 }
 
 // Server serves the Kubernetes API. Build it with New; it is an

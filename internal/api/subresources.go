@@ -310,4 +310,3 @@ func (h *resourceHandler) serveFinalize(w http.ResponseWriter, r *http.Request, 
 	}
 	writeObject(w, o, http.StatusOK, h.res.GroupVersion, out)
 }
-
