@@ -33,6 +33,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	parts := splitPath(r.URL.Path)
 	switch {
+	case len(parts) == 1 && wantsAggregated(r):
+		s.writeAggregated(w, parts[0] == "api")
 	case len(parts) == 1 && parts[0] == "api":
 		s.writeDiscovery(w, r, &metav1.APIVersions{
 			Versions:                   []string{"v1"},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -360,7 +361,7 @@ func (h *resourceHandler) decodeBody(w http.ResponseWriter, r *http.Request, bod
 	}
 	out, got, err := dec.Decode(body, &gvk, obj)
 	if err != nil && !runtime.IsStrictDecodingError(err) {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return nil, cannotBeHandled(gvk, err)
 	}
 	if got != nil && (got.Group != gvk.Group || got.Version != gvk.Version) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), gvk.GroupVersion()))
@@ -370,7 +371,7 @@ func (h *resourceHandler) decodeBody(w http.ResponseWriter, r *http.Request, bod
 	}
 	if err != nil {
 		if err := reportUnknownFields(w, r, err); err != nil {
-			return nil, err
+			return nil, cannotBeHandled(gvk, err)
 		}
 	}
 	if out != obj {
@@ -389,7 +390,7 @@ func reportUnknownFields(w http.ResponseWriter, r *http.Request, err error) erro
 	case "Ignore":
 		return nil
 	case "Strict":
-		return apierrors.NewBadRequest(err.Error())
+		return err
 	}
 	for _, e := range strict.Errors() {
 		w.Header().Add("Warning", fmt.Sprintf("299 - %q", e.Error()))
@@ -722,4 +723,10 @@ func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, in
 func trimSubresource(s string) string {
 	name, _, _ := strings.Cut(s, "/")
 	return name
+}
+
+// cannotBeHandled is kube's 400 for a body that does not decode as the
+// resource's kind.
+func cannotBeHandled(gvk schema.GroupVersionKind, err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 }
