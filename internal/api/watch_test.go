@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -181,3 +183,84 @@ func TestWatchResumesFromResourceVersion(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestInformerResumesAndRelists drops the informer's watch every second
+// (timeoutSeconds=1) and compacts etcd's history while it is away: the
+// reflector must resume from its last resourceVersion and, once that is
+// compacted, relist after the 410 — and its cache must end equal to the
+// server's state.
+func TestInformerResumesAndRelists(t *testing.T) {
+	srv := testserver.Start(t)
+	cs := srv.Client(t)
+	namespace(t, cs, "rl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cms := cs.CoreV1().ConfigMaps("rl")
+	var lists, watches atomic.Int32
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			lists.Add(1)
+			return cms.List(ctx, o)
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			watches.Add(1)
+			if o.SendInitialEvents != nil && *o.SendInitialEvents {
+				// client-go's watch-list: a list by other means.
+				lists.Add(1)
+			}
+			o.TimeoutSeconds = ptrTo[int64](1)
+			return cms.Watch(ctx, o)
+		},
+	}
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	r := cache.NewReflector(lw, &corev1.ConfigMap{}, store, 0)
+	go r.Run(ctx.Done())
+
+	write := func(i int) {
+		name := fmt.Sprintf("cm-%d", i%4)
+		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"i": fmt.Sprint(i)}}, metav1.CreateOptions{})
+		} else if err == nil {
+			cm.Data = map[string]string{"i": fmt.Sprint(i)}
+			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	i := 0
+	waitFor(t, "the watch to be dropped and resumed", func() bool { write(i); i++; time.Sleep(20 * time.Millisecond); return watches.Load() >= 3 })
+	listsBefore := lists.Load()
+	write(i)
+	i++
+	// Writes elsewhere move the revision on without the reflector seeing
+	// them; compacting to it makes the reflector's resume point too old.
+	for j := 0; j < 3; j++ {
+		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "bump-"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev, err := srv.Etcd.Get(ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Etcd.Compact(ctx, rev.Header.Revision); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a relist after 410", func() bool { return lists.Load() > listsBefore })
+	write(i)
+	want, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the cache to match the server", func() bool {
+		for _, cm := range want.Items {
+			got, ok, _ := store.GetByKey("rl/" + cm.Name)
+			if !ok || got.(*corev1.ConfigMap).ResourceVersion != cm.ResourceVersion {
+				return false
+			}
+		}
+		return len(store.List()) == len(want.Items)
+	})
+}

@@ -52,6 +52,12 @@ type ApplyOptions struct {
 
 // NewCmdApply returns the apply command.
 func NewCmdApply(f *Factory, streams IOStreams) *cobra.Command {
+	return newCmdApply(f, streams, runApply)
+}
+
+// newCmdApply returns the apply command running run with the completed and
+// validated options (tests capture them).
+func newCmdApply(f *Factory, streams IOStreams, run func(context.Context, *ApplyOptions) error) *cobra.Command {
 	o := &ApplyOptions{
 		FieldManager: FieldManagerClientSideApply,
 		Overwrite:    true,
@@ -80,7 +86,7 @@ JSON and YAML formats are accepted.`,
 			if err := o.Validate(cmd, args); err != nil {
 				return err
 			}
-			return runApply(cmd.Context(), o)
+			return run(cmd.Context(), o)
 		},
 	}
 	o.PrintFlags.AddFlags(cmd)

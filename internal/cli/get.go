@@ -48,6 +48,12 @@ type GetOptions struct {
 
 // NewCmdGet returns the get command.
 func NewCmdGet(f *Factory, streams IOStreams) *cobra.Command {
+	return newCmdGet(f, streams, runGet)
+}
+
+// newCmdGet returns the get command running run with the completed and
+// validated options (tests capture them).
+func newCmdGet(f *Factory, streams IOStreams, run func(context.Context, *GetOptions) error) *cobra.Command {
 	o := &GetOptions{
 		PrintFlags: PrintFlags{HumanReadable: true},
 		ChunkSize:  500,
@@ -80,7 +86,7 @@ By specifying the output as 'jsonpath' and providing a JSONPath expression as th
 			if err := o.Validate(cmd); err != nil {
 				return err
 			}
-			return runGet(cmd.Context(), o)
+			return run(cmd.Context(), o)
 		},
 	}
 	o.PrintFlags.AddFlags(cmd)

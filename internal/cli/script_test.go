@@ -18,7 +18,8 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts of testd
 
 // TestScripts runs the CLI transcripts of testdata/script against a real
 // minikd. Each .txtar archive holds a "script" file — commands ("$ minikctl
-// ARGS [< FILE]"), each followed by its expected output — and the files the
+// ARGS [< FILE]"), each followed by its expected output (stdout, then
+// "[stderr]" and stderr, then "[exit N]" for a failure) — and the files the
 // commands use, written to a fresh working directory together with the
 // repository's testdata/web.yaml. Outputs are normalized (ages, timestamps,
 // uids, resource versions) before comparison; -update rewrites the
@@ -36,6 +37,9 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, file := range files {
+		if file, err = filepath.Abs(file); err != nil {
+			t.Fatal(err)
+		}
 		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(file)
@@ -109,6 +113,9 @@ func runScript(t *testing.T, script, kubeconfig string) string {
 		args = append([]string{"--kubeconfig", kubeconfig}, args...)
 		code := Run(context.Background(), args, streams)
 		out.WriteString(normalize(stdout.String()))
+		if stdout.Len() > 0 && !strings.HasSuffix(stdout.String(), "\n") {
+			out.WriteString("\n[no newline at end of output]\n")
+		}
 		if stderr.Len() > 0 {
 			out.WriteString("[stderr]\n")
 			out.WriteString(normalize(stderr.String()))
