@@ -27,6 +27,9 @@ func main() {
 func newCommand() *cobra.Command {
 	var (
 		dataDir, listen, etcdServers, logLevel string
+		ctrls                                  []string
+		workers                                int
+		leaderElect                            bool
 	)
 	cmd := &cobra.Command{
 		Use:           "minikd",
@@ -41,7 +44,10 @@ func newCommand() *cobra.Command {
 				return fmt.Errorf("--log-level %q: %w", logLevel, err)
 			}
 			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-			cfg := server.Config{DataDir: dataDir, Listen: listen, Out: os.Stdout, Logger: logger}
+			cfg := server.Config{
+				DataDir: dataDir, Listen: listen, Out: os.Stdout, Logger: logger,
+				Controllers: ctrls, ControllerWorkers: workers, LeaderElect: leaderElect,
+			}
 			if etcdServers != "" {
 				cfg.EtcdServers = strings.Split(etcdServers, ",")
 			}
@@ -59,5 +65,8 @@ func newCommand() *cobra.Command {
 	f.StringVar(&listen, "listen", "127.0.0.1:6443", "address the API server listens on (port 0 picks a free one)")
 	f.StringVar(&etcdServers, "etcd-servers", "", "comma-separated client URLs of an external etcd cluster (no embedded etcd starts)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringSliceVar(&ctrls, "controllers", []string{"*"}, "controllers to run: '*' for all, 'name' to enable one, '-name' to disable one")
+	f.IntVar(&workers, "controller-workers", 5, "workers per controller")
+	f.BoolVar(&leaderElect, "leader-elect", false, "run controllers and scheduler only while holding their Lease (for several minikd sharing one etcd)")
 	return cmd
 }

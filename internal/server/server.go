@@ -52,6 +52,14 @@ type Config struct {
 	Out io.Writer
 	// Logger logs; nil means slog.Default().
 	Logger *slog.Logger
+	// Controllers selects controllers as kube-controller-manager's
+	// --controllers does; empty means all.
+	Controllers []string
+	// ControllerWorkers is each controller's worker count; zero means 5.
+	ControllerWorkers int
+	// LeaderElect runs the controllers (and scheduler) only in the minikd
+	// holding their Lease, for several minikd sharing one etcd.
+	LeaderElect bool
 	// ShutdownTimeout bounds the wait for in-flight requests on stop.
 	// Zero means 10 seconds.
 	ShutdownTimeout time.Duration
@@ -178,7 +186,7 @@ func (s *Server) Start(ctx context.Context) error {
 		Store:          storage.New(db.Client),
 		Resources:      resources,
 		Authenticators: []auth.Authenticator{auth.ClientCertAuthenticator{}},
-		Authorizers:    []auth.Authorizer{auth.MastersAuthorizer{}},
+		Authorizers:    []auth.Authorizer{auth.MastersAuthorizer{}, auth.SystemComponentsAuthorizer{}},
 		AnonymousPaths: []string{"/healthz", "/livez", "/readyz", "/version"},
 		Extra:          map[string]http.Handler{"/openapi/": oapi},
 		Version:        version.Info(),
@@ -218,6 +226,24 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	apiServer.SetReady(true)
+
+	comps, err := s.components(ca, pkiDir, restCfg)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	compCtx, stopComps := context.WithCancel(ctx)
+	defer stopComps()
+	var compWG sync.WaitGroup
+	for _, c := range comps {
+		compWG.Add(1)
+		go func(c component) {
+			defer compWG.Done()
+			if err := c.start(compCtx); err != nil && compCtx.Err() == nil {
+				s.log.Error("component stopped", "component", c.name, "err", err)
+			}
+		}(c)
+	}
 	s.mu.Lock()
 	s.addr, s.restConfig, s.etcd = addr, restCfg, db.Client
 	s.mu.Unlock()
@@ -229,6 +255,9 @@ func (s *Server) Start(ctx context.Context) error {
 	case err := <-serveErr:
 		return fmt.Errorf("serve https://%s: %w", addr, err)
 	}
+	// Components stop first, while the API still serves their last writes.
+	stopComps()
+	compWG.Wait()
 	apiServer.SetReady(false)
 	apiServer.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)

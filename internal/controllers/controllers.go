@@ -1,0 +1,252 @@
+// Package controllers runs minik's controllers the way
+// kube-controller-manager runs Kubernetes': each one a client of the API
+// server (identity system:kube-controller-manager) built on shared
+// informers and rate-limited workqueues, selected with --controllers, and
+// run in one process only when several share an etcd (a Lease elects it).
+//
+// Each controller lives in its own subpackage exporting a Constructor;
+// package controllers/all lists them by name.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+)
+
+// Context is what every controller is built from.
+type Context struct {
+	// Client talks to the API server as system:kube-controller-manager.
+	Client kubernetes.Interface
+	// Informers are shared by all controllers; a constructor asks for the
+	// informers it needs, the manager starts them.
+	Informers informers.SharedInformerFactory
+	// Recorder returns an event recorder reporting as component (for
+	// example "deployment-controller").
+	Recorder func(component string) record.EventRecorder
+	// Clock tells the time.
+	Clock clock.WithTicker
+	// Workers is how many items each controller reconciles at once.
+	Workers int
+	// Logger logs, with the controller's name.
+	Logger *slog.Logger
+}
+
+// Controller is a running controller.
+type Controller interface {
+	// Run reconciles until ctx is done, with the given number of workers.
+	// It is called after the shared informers have synced.
+	Run(ctx context.Context, workers int)
+}
+
+// Constructor builds a controller, registering the informers it needs.
+type Constructor func(cc *Context) (Controller, error)
+
+// Config configures the controller manager.
+type Config struct {
+	// RESTConfig is the API client configuration with the controller
+	// manager's identity. Required.
+	RESTConfig *rest.Config
+	// Controllers selects controllers as kube-controller-manager's
+	// --controllers does: "*" (all), "name" (on), "-name" (off). Empty means
+	// ["*"].
+	Controllers []string
+	// Known are the controllers that can run, by name. Required.
+	Known map[string]Constructor
+	// Workers per controller; zero means 5.
+	Workers int
+	// QPS and Burst bound the client; zero means 200 and 400. client-go's
+	// defaults (5 and 10) would throttle a control plane whose API server
+	// is local and cheap: a 100-replica rollout alone writes several
+	// hundred objects.
+	QPS   float32
+	Burst int
+	// LeaderElect makes the manager run controllers only while it holds the
+	// kube-system/kube-controller-manager Lease.
+	LeaderElect bool
+	// Identity names this manager in the Lease; empty means host name and
+	// process id.
+	Identity string
+	// Clock tells the time; nil means the real clock.
+	Clock clock.WithTicker
+	// Logger logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Manager runs the selected controllers.
+type Manager struct {
+	cfg     Config
+	enabled []string
+}
+
+// NewManager validates cfg and fills defaults.
+func NewManager(cfg Config) (*Manager, error) {
+	if cfg.RESTConfig == nil {
+		return nil, errors.New("controllers: a REST config is required")
+	}
+	if cfg.Known == nil {
+		return nil, errors.New("controllers: the known controllers are required")
+	}
+	if len(cfg.Controllers) == 0 {
+		cfg.Controllers = []string{"*"}
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 5
+	}
+	if cfg.QPS == 0 {
+		cfg.QPS = 200
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = 400
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Identity == "" {
+		host, _ := os.Hostname()
+		cfg.Identity = fmt.Sprintf("%s_%d", host, os.Getpid())
+	}
+	enabled, err := Select(cfg.Controllers, cfg.Known)
+	if err != nil {
+		return nil, err
+	}
+	return &Manager{cfg: cfg, enabled: enabled}, nil
+}
+
+// Select resolves a --controllers list against the known controllers and
+// returns the enabled names, sorted.
+func Select(spec []string, known map[string]Constructor) ([]string, error) {
+	on := map[string]bool{}
+	star := false
+	for _, s := range spec {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "*":
+			star = true
+		case strings.HasPrefix(s, "-"):
+			if _, ok := known[s[1:]]; !ok {
+				return nil, fmt.Errorf("--controllers: unknown controller %q", s[1:])
+			}
+			on[s[1:]] = false
+		case s != "":
+			if _, ok := known[s]; !ok {
+				return nil, fmt.Errorf("--controllers: unknown controller %q", s)
+			}
+			on[s] = true
+		}
+	}
+	var names []string
+	for name := range known {
+		enabled, set := on[name]
+		if enabled || (star && !set) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Enabled returns the names of the controllers that will run.
+func (m *Manager) Enabled() []string { return append([]string(nil), m.enabled...) }
+
+// Start runs the controllers until ctx is done (with leader election, while
+// this manager leads). It returns when every controller has stopped.
+func (m *Manager) Start(ctx context.Context) error {
+	rc := rest.CopyConfig(m.cfg.RESTConfig)
+	rc.QPS, rc.Burst = m.cfg.QPS, m.cfg.Burst
+	rc.UserAgent = "minik-controller-manager"
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("controllers: client: %w", err)
+	}
+	if !m.cfg.LeaderElect {
+		return m.run(ctx, cs)
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", "kube-controller-manager",
+		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: m.cfg.Identity})
+	if err != nil {
+		return fmt.Errorf("controllers: leader lock: %w", err)
+	}
+	var wg sync.WaitGroup
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   15 * time.Second,
+		RenewDeadline:   10 * time.Second,
+		RetryPeriod:     2 * time.Second,
+		ReleaseOnCancel: true,
+		Name:            "kube-controller-manager",
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				wg.Add(1)
+				defer wg.Done()
+				if err := m.run(ctx, cs); err != nil {
+					m.cfg.Logger.Error("controllers stopped", "err", err)
+				}
+			},
+			OnStoppedLeading: func() { m.cfg.Logger.Info("controller manager lost its lease", "identity", m.cfg.Identity) },
+		},
+	})
+	wg.Wait()
+	return nil
+}
+
+func (m *Manager) run(ctx context.Context, cs kubernetes.Interface) error {
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	cc := &Context{
+		Client:    cs,
+		Informers: informers.NewSharedInformerFactory(cs, 0),
+		Recorder: func(component string) record.EventRecorder {
+			return broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
+		},
+		Clock:   m.cfg.Clock,
+		Workers: m.cfg.Workers,
+	}
+	var running []Controller
+	for _, name := range m.enabled {
+		cc.Logger = m.cfg.Logger.With("controller", name)
+		c, err := m.cfg.Known[name](cc)
+		if err != nil {
+			return fmt.Errorf("controllers: start %s: %w", name, err)
+		}
+		running = append(running, c)
+	}
+	cc.Informers.Start(ctx.Done())
+	defer cc.Informers.Shutdown()
+	for typ, ok := range cc.Informers.WaitForCacheSync(ctx.Done()) {
+		if !ok && ctx.Err() == nil {
+			return fmt.Errorf("controllers: informer for %v never synced", typ)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, c := range running {
+		wg.Add(1)
+		go func(c Controller) {
+			defer wg.Done()
+			c.Run(ctx, m.cfg.Workers)
+		}(c)
+	}
+	wg.Wait()
+	return nil
+}
