@@ -36,6 +36,9 @@ func identity(base *rest.Config, ca *pki.CA, pkiDir, file, user string, groups [
 // the data plane). Each is a client of the API with its own identity.
 func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]component, error) {
 	var out []component
+	if s.cfg.NoControllers {
+		return out, nil
+	}
 	ctrlCfg, err := identity(base, ca, pkiDir, "controller-manager", auth.UserControllerManager, nil)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,8 @@ type Config struct {
 	// Controllers selects controllers as kube-controller-manager's
 	// --controllers does; empty means all.
 	Controllers []string
+	// NoControllers runs no controller at all (tests of the API alone).
+	NoControllers bool
 	// ControllerWorkers is each controller's worker count; zero means 5.
 	ControllerWorkers int
 	// LeaderElect runs the controllers (and scheduler) only in the minikd

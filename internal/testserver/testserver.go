@@ -30,18 +30,41 @@ type Server struct {
 	stop func()
 }
 
-// Start starts minikd on a new temporary data dir and stops it when the
-// test ends.
+// Options choose what runs beside the API server.
+type Options struct {
+	// DataDir is the data dir; empty means a new temporary one.
+	DataDir string
+	// Controllers selects controllers as minikd's --controllers does; nil
+	// runs none, so that tests of the API alone see only their own writes.
+	Controllers []string
+}
+
+// Start starts minikd (the API server, no controllers) on a new temporary
+// data dir and stops it when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	return StartIn(t, t.TempDir())
+	return StartWith(t, Options{})
 }
 
 // StartIn starts minikd on dataDir and stops it when the test ends (or
 // when Stop is called).
 func StartIn(t testing.TB, dataDir string) *Server {
 	t.Helper()
-	s, err := server.New(server.Config{DataDir: dataDir, Listen: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second})
+	return StartWith(t, Options{DataDir: dataDir})
+}
+
+// StartWith starts minikd with options and stops it when the test ends (or
+// when Stop is called).
+func StartWith(t testing.TB, o Options) *Server {
+	t.Helper()
+	dataDir := o.DataDir
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	s, err := server.New(server.Config{
+		DataDir: dataDir, Listen: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second,
+		Controllers: o.Controllers, NoControllers: o.Controllers == nil,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
