@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -616,6 +617,16 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 		if h.res.HasStatus {
 			copyStatus(obj, current)
 		}
+	}
+	// Binding and finalize are the API server's own narrow writes: the
+	// type's update strategy does not apply to them.
+	system := sub == "binding" || sub == "finalize"
+	if system {
+		strategy = registry.Strategy{NoGeneration: true}
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok && sub == "" {
+		// A Namespace's spec finalizers change only through /finalize.
+		ns.Spec.Finalizers = current.(*corev1.Namespace).Spec.Finalizers
 	}
 	if strategy.Default != nil {
 		strategy.Default(obj)

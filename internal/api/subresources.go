@@ -28,6 +28,7 @@ type subresourceInfo struct {
 // subresources are the extra subresources served, by resource.
 var subresources = map[subresourceKey]subresourceInfo{
 	{schema.GroupResource{Resource: "pods"}, "binding"}:        {kind: "Binding", verbs: metav1.Verbs{"create"}},
+	{schema.GroupResource{Resource: "pods"}, "log"}:            {kind: "Pod", verbs: metav1.Verbs{"get"}},
 	{schema.GroupResource{Resource: "namespaces"}, "finalize"}: {kind: "Namespace", verbs: metav1.Verbs{"update"}},
 }
 
@@ -53,6 +54,12 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 			return
 		}
 		h.serveBinding(w, r, info)
+	case info.Subresource == "log" && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
+		if info.Verb != "get" {
+			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/log"}, r.Method))
+			return
+		}
+		h.serveLog(w, r, info)
 	case info.Subresource == "finalize" && h.res.Name == "namespaces" && h.res.GroupVersion.Group == "":
 		if info.Verb != "update" {
 			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "namespaces/finalize"}, r.Method))
@@ -238,7 +245,7 @@ func (h *resourceHandler) serveBinding(w http.ResponseWriter, r *http.Request, i
 		writeError(w, r, apierrors.NewBadRequest("target.name: Required value"))
 		return
 	}
-	_, err = h.update(r.Context(), info.Namespace, info.Name, "", false, func(current runtime.Object) (runtime.Object, error) {
+	_, err = h.update(r.Context(), info.Namespace, info.Name, "binding", false, func(current runtime.Object) (runtime.Object, error) {
 		pod := current.(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(gr, info.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))

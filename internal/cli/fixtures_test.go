@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fakediscovery "k8s.io/client-go/discovery/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/restmapper"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // fakeDiscovery serves the resources of the demo: namespaces, pods,

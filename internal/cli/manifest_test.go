@@ -34,15 +34,15 @@ func TestReadManifests(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"stream.json": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}
 {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}`,
-		"list.yaml": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: d\n",
-		"empty-docs.yaml":  "---\n# only a comment\n---\nnull\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: e\n---\n",
-		"dir/a.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dir-a\n",
-		"dir/b.yml":        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dir-b\n",
-		"dir/readme.md":    "not a manifest",
-		"dir/sub/c.json":   `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dir-sub-c"}}`,
-		"broken.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before\n---\nkind: [\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n",
-		"no-kind.yaml":     "apiVersion: v1\nmetadata:\n  name: nokind\n",
-		"explicit.txt":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: txt\n",
+		"list.yaml":         "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: d\n",
+		"empty-docs.yaml":   "---\n# only a comment\n---\nnull\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: e\n---\n",
+		"dir/a.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dir-a\n",
+		"dir/b.yml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dir-b\n",
+		"dir/readme.md":     "not a manifest",
+		"dir/sub/c.json":    `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dir-sub-c"}}`,
+		"broken.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before\n---\nkind: [\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n",
+		"no-kind.yaml":      "apiVersion: v1\nmetadata:\n  name: nokind\n",
+		"explicit.txt":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: txt\n",
 		"list-no-kind.json": `{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"x"}}]}`,
 	})
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -79,13 +79,13 @@ func TestReadManifests(t *testing.T) {
 			opts: FilenameOptions{Filenames: []string{p("broken.yaml"), p("explicit.txt")}}, want: "ConfigMap/before ConfigMap/txt",
 			wantErrs: []string{"error parsing " + p("broken.yaml") + ": error converting YAML to JSON: yaml: line 1: did not find expected node content"}},
 		{name: "an object without kind is an error",
-			opts: FilenameOptions{Filenames: []string{p("no-kind.yaml")}},
+			opts:     FilenameOptions{Filenames: []string{p("no-kind.yaml")}},
 			wantErrs: []string{`unable to decode "` + p("no-kind.yaml") + `": Object 'Kind' is missing in '{"apiVersion":"v1","metadata":{"name":"nokind"}}'`}},
 		{name: "a list item without kind is an error",
-			opts: FilenameOptions{Filenames: []string{p("list-no-kind.json")}},
+			opts:     FilenameOptions{Filenames: []string{p("list-no-kind.json")}},
 			wantErrs: []string{`unable to decode "` + p("list-no-kind.json") + `": Object 'Kind' is missing in '{"apiVersion":"v1","kind":"","metadata":{"name":"x"}}'`}},
 		{name: "a path that does not exist fails everything",
-			opts: FilenameOptions{Filenames: []string{p("stream.json"), "nope.yaml"}},
+			opts:     FilenameOptions{Filenames: []string{p("stream.json"), "nope.yaml"}},
 			wantErrs: []string{`the path "nope.yaml" does not exist`}},
 	}
 	for _, tt := range tests {

@@ -167,6 +167,7 @@ type omitManagedFieldsPrinter struct {
 	delegate ResourcePrinter
 }
 
+// PrintObj prints a copy of obj without managed fields.
 func (p *omitManagedFieldsPrinter) PrintObj(obj runtime.Object, w io.Writer) error {
 	switch t := obj.(type) {
 	case *unstructured.Unstructured:

@@ -22,14 +22,14 @@ func runWatch(ctx context.Context, o *GetOptions) error {
 	if len(reqs) == 0 {
 		return errors.New("no resources to watch")
 	}
-	for _, r := range reqs[1:] {
-		if r.mapping.GroupVersionKind != reqs[0].mapping.GroupVersionKind {
-			return errors.New("watch is only supported on individual resources and resource collections - more than 1 resource was found")
-		}
-	}
 	if len(reqs) > 1 {
 		if reqs[0].name == "" {
 			return errors.New("you may only specify a single resource type")
+		}
+		for _, r := range reqs[1:] {
+			if r.mapping.GroupVersionKind != reqs[0].mapping.GroupVersionKind {
+				return errors.New("watch is only supported on individual resources and resource collections - more than 1 resource was found")
+			}
 		}
 		return errors.New("watch is only supported on individual resources and resource collections, but a list of resources is found")
 	}

@@ -19,13 +19,12 @@ import (
 // Services have their own files.
 
 // namespaceStrategy: Namespaces are Active from creation and carry the
-// "kubernetes" finalizer, which only the namespace controller removes
-// (through the finalize subresource, so main-resource updates keep it).
+// "kubernetes" finalizer, which the namespace controller removes through
+// the finalize subresource.
 func namespaceStrategy() Strategy {
 	return withGenericChecks(Strategy{
 		Default:          defaulter(defaultNamespace),
 		PrepareForCreate: creator(prepareNamespaceForCreate),
-		PrepareForUpdate: updater(prepareNamespaceForUpdate),
 		Validate:         validator(validateNamespace),
 		ValidateUpdate:   updateValidator(validateNamespaceUpdate),
 		NoGeneration:     true,
@@ -53,12 +52,6 @@ func prepareNamespaceForCreate(ns *corev1.Namespace) {
 		}
 	}
 	ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
-}
-
-func prepareNamespaceForUpdate(ns, old *corev1.Namespace) {
-	ns.Spec.Finalizers = old.Spec.Finalizers
-	ns.Status = old.Status
-	defaultNamespace(ns)
 }
 
 func validateNamespace(ns *corev1.Namespace) field.ErrorList {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -158,9 +159,20 @@ func validatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
 	}
 	if !apiequality.Semantic.DeepEqual(munged, old.Spec) {
 		errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("pod updates may not change fields other than %s\n%v",
-			strings.Join(updatablePodSpecFields, ","), cmp.Diff(old.Spec, munged))))
+			strings.Join(updatablePodSpecFields, ","), podSpecDiff(old.Spec, munged))))
 	}
 	return errs
+}
+
+// v1TypeName matches a core/v1 type name in go-cmp's output, which
+// indents with spaces and no-break spaces.
+var v1TypeName = regexp.MustCompile(`(^|[\s\x{a0}\[\]*&(])v1\.([A-Z])`)
+
+// podSpecDiff shows what an update changed, as kube-apiserver does with
+// go-cmp; kube-apiserver compares its internal types, so the type names
+// read "core." rather than "v1.".
+func podSpecDiff(old, spec corev1.PodSpec) string {
+	return v1TypeName.ReplaceAllString(cmp.Diff(old, spec), "${1}core.${2}")
 }
 
 // qosOfStored returns the QoS class recorded on a stored Pod, or computes it

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -144,7 +145,7 @@ func defaultIPFamilies(s *corev1.Service) {
 // allocated fields a new type no longer uses.
 func prepareServiceForUpdate(s, old *corev1.Service) {
 	if s.Spec.ClusterIP != "" && (len(s.Spec.ClusterIPs) == 0 ||
-		s.Spec.ClusterIP != old.Spec.ClusterIP && sameStrings(s.Spec.ClusterIPs, old.Spec.ClusterIPs)) {
+		s.Spec.ClusterIP != old.Spec.ClusterIP && slices.Equal(s.Spec.ClusterIPs, old.Spec.ClusterIPs)) {
 		s.Spec.ClusterIPs = []string{s.Spec.ClusterIP}
 	}
 	patchAllocatedValues(s, old)
@@ -201,10 +202,10 @@ func nodePortsOf(s *corev1.Service) sets.Set[int32] {
 
 func dropTypeDependentFields(s, old *corev1.Service) {
 	if needsClusterIP(old) && !needsClusterIP(s) {
-		if s.Spec.ClusterIP == old.Spec.ClusterIP && sameStrings(s.Spec.ClusterIPs, old.Spec.ClusterIPs) {
+		if s.Spec.ClusterIP == old.Spec.ClusterIP && slices.Equal(s.Spec.ClusterIPs, old.Spec.ClusterIPs) {
 			s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
 		}
-		if sameFamilies(s.Spec.IPFamilies, old.Spec.IPFamilies) {
+		if slices.Equal(s.Spec.IPFamilies, old.Spec.IPFamilies) {
 			s.Spec.IPFamilies = nil
 		}
 		if ptrEqual(s.Spec.IPFamilyPolicy, old.Spec.IPFamilyPolicy) {
@@ -230,22 +231,6 @@ func dropTypeDependentFields(s, old *corev1.Service) {
 	if externallyAccessible(old) && !externallyAccessible(s) && s.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
 		s.Spec.ExternalTrafficPolicy = ""
 	}
-}
-
-func sameStrings(a, b []string) bool {
-	return strings.Join(a, ",") == strings.Join(b, ",") && len(a) == len(b)
-}
-
-func sameFamilies(a, b []corev1.IPFamily) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func ptrEqual[T comparable](a, b *T) bool {

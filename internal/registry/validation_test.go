@@ -213,6 +213,63 @@ spec:
 `,
 		want: `Pod "p" is invalid: [spec.containers[0].livenessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type, spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1, spec.containers[0].readinessProbe: Required value: must specify a handler type]`,
 	}, {
+		name: "a volume has one source and a unique DNS-label name",
+		manifest: `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers: [{name: web, image: nginx}]
+  volumes:
+  - {name: data, emptyDir: {}, hostPath: {path: /srv}}
+  - {name: Cfg, configMap: {}}
+  - {name: logs}
+  - {name: logs}
+`,
+		want: `Pod "p" is invalid: [spec.volumes[0].hostPath: Forbidden: may not specify more than 1 volume type, spec.volumes[1].configMap.name: Required value, spec.volumes[1].name: Invalid value: "Cfg": ` + dns1123Label + `, spec.volumes[3].name: Duplicate value: "logs"]`,
+	}, {
+		name: "a preStop sleep must fit in the grace period",
+		manifest: `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers: [{name: web, image: nginx, lifecycle: {preStop: {sleep: {seconds: 40}}}}]
+`,
+		want: `Pod "p" is invalid: spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)`,
+	}, {
+		name: "on the host network a host port must equal the container port",
+		manifest: `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  hostNetwork: true
+  containers: [{name: web, image: nginx, ports: [{containerPort: 80, hostPort: 81}]}]
+`,
+		want: "Pod \"p\" is invalid: spec.containers[0].ports[0].hostPort: Invalid value: 81: must match `containerPort` when `hostNetwork` is true",
+	}, {
+		name: "an Exists toleration may not carry a value",
+		manifest: `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers: [{name: web, image: nginx}]
+  tolerations: [{key: dedicated, operator: Exists, value: db}]
+`,
+		want: "Pod \"p\" is invalid: spec.tolerations[0].operator: Invalid value: {\"Key\":\"dedicated\",\"Operator\":\"Exists\",\"Value\":\"db\",\"Effect\":\"\",\"TolerationSeconds\":null}: value must be empty when `operator` is 'Exists'",
+	}, {
+		name: "a secret key reference needs a name and a key",
+		manifest: `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers: [{name: web, image: nginx, env: [{name: PASSWORD, valueFrom: {secretKeyRef: {key: ""}}}]}]
+`,
+		want: `Pod "p" is invalid: [spec.containers[0].env[0].valueFrom.secretKeyRef.name: Invalid value: "": ` + dns1123Subdomain + `, spec.containers[0].env[0].valueFrom.secretKeyRef.key: Required value]`,
+	}, {
 		name: "requests may not exceed limits",
 		manifest: `
 apiVersion: v1

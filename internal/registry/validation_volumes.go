@@ -75,7 +75,7 @@ func validateVolumeSource(src *corev1.VolumeSource, p *field.Path, volName, podN
 	v := reflect.ValueOf(src).Elem()
 	for _, f := range volumeSourceOrder {
 		i, ok := volumeSourceIndex[f.json]
-		if !ok || v.Field(i).IsNil() {
+		if !ok || v.Field(i).Kind() != reflect.Pointer || v.Field(i).IsNil() {
 			continue
 		}
 		if n > 0 {

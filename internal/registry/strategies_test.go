@@ -1,0 +1,49 @@
+package registry
+
+import "testing"
+
+func TestEveryResourceHasAStrategy(t *testing.T) {
+	// want lists, per resource, whether kube-apiserver maintains
+	// metadata.generation and whether it keeps a status sent on create.
+	want := map[string]struct{ generation, keepStatus bool }{
+		"v1/namespaces":                                    {false, false},
+		"v1/pods":                                          {true, false},
+		"v1/services":                                      {false, false},
+		"v1/configmaps":                                    {false, false},
+		"v1/secrets":                                       {false, false},
+		"v1/serviceaccounts":                               {false, false},
+		"v1/events":                                        {false, true},
+		"v1/nodes":                                         {false, true},
+		"v1/resourcequotas":                                {false, false},
+		"apps/v1/deployments":                              {true, false},
+		"apps/v1/replicasets":                              {true, false},
+		"discovery.k8s.io/v1/endpointslices":               {true, false},
+		"networking.k8s.io/v1/ingresses":                   {true, false},
+		"networking.k8s.io/v1/ingressclasses":              {true, false},
+		"rbac.authorization.k8s.io/v1/roles":               {false, false},
+		"rbac.authorization.k8s.io/v1/rolebindings":        {false, false},
+		"rbac.authorization.k8s.io/v1/clusterroles":        {false, false},
+		"rbac.authorization.k8s.io/v1/clusterrolebindings": {false, false},
+		"coordination.k8s.io/v1/leases":                    {false, false},
+		"events.k8s.io/v1/events":                          {false, true},
+	}
+	for _, r := range All() {
+		key := r.GroupVersion.String() + "/" + r.Name
+		t.Run(key+" validates and reports kube's generation and status handling", func(t *testing.T) {
+			w, ok := want[key]
+			if !ok {
+				t.Fatalf("no expectation for %s", key)
+			}
+			s := r.Strategy
+			if s.Validate == nil || s.ValidateUpdate == nil {
+				t.Error("strategy does not validate")
+			}
+			if got := !s.NoGeneration; got != w.generation {
+				t.Errorf("generation maintained = %v, want %v", got, w.generation)
+			}
+			if s.KeepStatusOnCreate != w.keepStatus {
+				t.Errorf("KeepStatusOnCreate = %v, want %v", s.KeepStatusOnCreate, w.keepStatus)
+			}
+		})
+	}
+}
