@@ -88,29 +88,17 @@ func patchType(r *http.Request) (types.PatchType, error) {
 }
 
 func (h *resourceHandler) servePatch(w http.ResponseWriter, r *http.Request, info *RequestInfo, sub string) {
-	o, err := negotiateOutput(r, false)
-	if err == nil {
-		err = validFieldValidation(r)
-	}
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	pt, err := patchType(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	dryRun, err := isDryRun(r)
+	wr, err := readWrite(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	patch, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	o, dryRun, patch := wr.out, wr.dryRun, wr.body
 	warned := false
 	out, err := h.update(r.Context(), info.Namespace, info.Name, sub, dryRun, func(current runtime.Object) (runtime.Object, error) {
 		cur, err := jsonEncode(current, h)

@@ -420,31 +420,48 @@ func isDryRun(r *http.Request) (bool, error) {
 	return len(vals) > 0, nil
 }
 
-func (h *resourceHandler) serveCreate(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+// writeRequest is what every write starts from: the response encoding,
+// the dryRun flag and the body, with the query checked.
+type writeRequest struct {
+	out    output
+	dryRun bool
+	body   []byte
+}
+
+// readWrite negotiates the response, checks fieldValidation and dryRun
+// and reads the body of a write request.
+func readWrite(r *http.Request) (*writeRequest, error) {
 	o, err := negotiateOutput(r, false)
-	if err == nil {
-		err = validFieldValidation(r)
-	}
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return nil, err
+	}
+	if err := validFieldValidation(r); err != nil {
+		return nil, err
 	}
 	dryRun, err := isDryRun(r)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return nil, err
 	}
 	body, err := readBody(r)
 	if err != nil {
-		writeError(w, r, err)
-		return
+		return nil, err
 	}
-	obj, err := h.decodeBody(w, r, body)
+	return &writeRequest{out: o, dryRun: dryRun, body: body}, nil
+}
+
+func (h *resourceHandler) serveCreate(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	wr, err := readWrite(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out, err := h.create(r.Context(), info.Namespace, obj, dryRun)
+	obj, err := h.decodeBody(w, r, wr.body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	o := wr.out
+	out, err := h.create(r.Context(), info.Namespace, obj, wr.dryRun)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -693,25 +710,13 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 }
 
 func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, info *RequestInfo, sub string) {
-	o, err := negotiateOutput(r, false)
-	if err == nil {
-		err = validFieldValidation(r)
-	}
+	wr, err := readWrite(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	dryRun, err := isDryRun(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	obj, err := h.decodeBody(w, r, body)
+	o, dryRun := wr.out, wr.dryRun
+	obj, err := h.decodeBody(w, r, wr.body)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -209,16 +209,12 @@ func (h *resourceHandler) updateScale(w http.ResponseWriter, r *http.Request, in
 }
 
 func (h *resourceHandler) serveBinding(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	o, err := negotiateOutput(r, false)
+	wr, err := readWrite(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	o, body := wr.out, wr.body
 	sinfo, err := inputSerializer(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -245,7 +241,7 @@ func (h *resourceHandler) serveBinding(w http.ResponseWriter, r *http.Request, i
 		writeError(w, r, apierrors.NewBadRequest("target.name: Required value"))
 		return
 	}
-	_, err = h.update(r.Context(), info.Namespace, info.Name, "binding", false, func(current runtime.Object) (runtime.Object, error) {
+	_, err = h.update(r.Context(), info.Namespace, info.Name, "binding", wr.dryRun, func(current runtime.Object) (runtime.Object, error) {
 		pod := current.(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(gr, info.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
@@ -286,23 +282,19 @@ func setPodScheduled(pod *corev1.Pod, now metav1.Time) {
 // serveFinalize updates a Namespace's spec.finalizers, the one field
 // /finalize may change.
 func (h *resourceHandler) serveFinalize(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	o, err := negotiateOutput(r, false)
+	wr, err := readWrite(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	obj, err := h.decodeBody(w, r, body)
+	o := wr.out
+	obj, err := h.decodeBody(w, r, wr.body)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	want := obj.(*corev1.Namespace)
-	out, err := h.update(r.Context(), "", info.Name, "finalize", false, func(current runtime.Object) (runtime.Object, error) {
+	out, err := h.update(r.Context(), "", info.Name, "finalize", wr.dryRun, func(current runtime.Object) (runtime.Object, error) {
 		ns := current.(*corev1.Namespace)
 		if want.ResourceVersion != "" && want.ResourceVersion != ns.ResourceVersion {
 			return nil, conflict(h.res, ns.Name)
