@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"minik/internal/api"
 	"minik/internal/server"
 	"minik/internal/version"
 )
@@ -30,6 +31,12 @@ func newCommand() *cobra.Command {
 		ctrls                                  []string
 		workers                                int
 		leaderElect                            bool
+		// network holds the Service and data-plane flags.
+		network server.Config
+		// nodes holds the simulated nodes' flags.
+		nodes server.Config
+		// authn holds the authentication and audit flags.
+		authn server.Config
 	)
 	cmd := &cobra.Command{
 		Use:           "minikd",
@@ -51,6 +58,13 @@ func newCommand() *cobra.Command {
 			if etcdServers != "" {
 				cfg.EtcdServers = strings.Split(etcdServers, ",")
 			}
+			cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange = network.ServiceClusterIPRange, network.ServiceNodePortRange
+			cfg.ServiceProxy, cfg.IngressMode = network.ServiceProxy, network.IngressMode
+			cfg.IngressHTTP, cfg.IngressHTTPS = network.IngressHTTP, network.IngressHTTPS
+			cfg.Nodes, cfg.NodeConfig, cfg.ImagePolicy = nodes.Nodes, nodes.NodeConfig, nodes.ImagePolicy
+			cfg.SimulationSpeed, cfg.KubeletPort = nodes.SimulationSpeed, nodes.KubeletPort
+			cfg.TokenAuthFile, cfg.AnonymousAuth, cfg.AuditPolicyFile = authn.TokenAuthFile, authn.AnonymousAuth, authn.AuditPolicyFile
+			cfg.AuthorizationMode = authn.AuthorizationMode
 			s, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -68,5 +82,22 @@ func newCommand() *cobra.Command {
 	f.StringSliceVar(&ctrls, "controllers", []string{"*"}, "controllers to run: '*' for all, 'name' to enable one, '-name' to disable one")
 	f.IntVar(&workers, "controller-workers", 5, "workers per controller")
 	f.BoolVar(&leaderElect, "leader-elect", false, "run controllers and scheduler only while holding their Lease (for several minikd sharing one etcd)")
+	f.StringVar(&network.ServiceClusterIPRange, "service-cluster-ip-range", api.DefaultServiceClusterIPRange, "CIDR of Service cluster IPs; a loopback block makes ClusterIPs reachable from the host (keep it clear of the nodes' pod ranges)")
+	f.StringVar(&network.ServiceNodePortRange, "service-node-port-range", api.DefaultServiceNodePortRange, "port range of NodePort Services (served on 127.0.0.1)")
+	f.BoolVar(&network.ServiceProxy, "service-proxy", true, "run the Service proxy: every ClusterIP:port and node port answers, forwarding to ready endpoints")
+	f.StringVar(&network.IngressHTTP, "ingress-http", "127.0.0.1:8080", "address of the Ingress/Gateway HTTP proxy (empty: none)")
+	f.StringVar(&network.IngressHTTPS, "ingress-https", "127.0.0.1:8443", "address of the Ingress/Gateway HTTPS proxy (empty: none)")
+	f.StringVar(&network.IngressMode, "ingress-mode", "service", "how the Ingress/Gateway proxy reaches a Service: 'service' (its ClusterIP, through the Service proxy) or 'direct' (its ready endpoints)")
+	f.IntVar(&nodes.Nodes, "nodes", 3, "simulated nodes to run (minik-node-1 …); 0 for none")
+	f.StringVar(&nodes.NodeConfig, "node-config", "", "file of Node templates (YAML) giving the nodes labels, taints, capacity and nodeInfo; node i takes template (i-1) mod count")
+	f.StringVar(&nodes.ImagePolicy, "image-policy", "catalog", "simulated registry: 'catalog' (known images pull only their known tags, others pull fine) or 'strict' (only the catalog pulls)")
+	f.Float64Var(&nodes.SimulationSpeed, "simulation-speed", 1, "divides the nodes' simulated durations (pulls, back-offs, probe periods, sleeps in scripts); 10 runs ten times faster")
+	f.IntVar(&nodes.KubeletPort, "kubelet-port", 10250, "port of each node's endpoint (container logs) on its loopback address")
+	f.StringVar(&authn.TokenAuthFile, "token-auth-file", "", "static bearer tokens, kube's CSV format: token,user,uid,\"group1,group2\"")
+	f.BoolVar(&authn.AnonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (authorized by RBAC) instead of answering 401 outside /healthz, /livez, /readyz and /version")
+	f.StringVar(&authn.AuthorizationMode, "authorization-mode", server.AuthorizationNodeRBAC, "'Node,RBAC' (the node authorizer, then RBAC) or 'AlwaysAllow' (no authorization: for benchmarks)")
+	f.StringVar(&authn.AuditPolicyFile, "audit-policy", "", "audit.k8s.io/v1 Policy file (default: every request at Metadata); events go to <data-dir>/audit.log")
+	cmd.AddCommand(newAgentCommand())
+	cmd.AddCommand(newKubeconfigCommand())
 	return cmd
 }

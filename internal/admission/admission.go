@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"minik/internal/auth"
 )
@@ -39,6 +40,10 @@ type Attributes struct {
 	OldObject runtime.Object
 	User      *auth.User
 	DryRun    bool
+	// UID identifies the request to admission webhooks; the webhook
+	// dispatchers set it on first use, so that the mutating and the
+	// validating calls of one request share it.
+	UID types.UID
 }
 
 // Mutator is a mutating admission plugin.

@@ -68,7 +68,7 @@ func resourceDiscovery(resources []*registry.Resource) []apidiscoveryv2.APIResou
 		d := apidiscoveryv2.APIResourceDiscovery{
 			Resource: res.Name, SingularResource: res.SingularName, Scope: scope,
 			ResponseKind: &metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
-			Verbs:        allVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs:        verbsOf(res), ShortNames: res.ShortNames, Categories: res.Categories,
 		}
 		sub := func(name string, kind schema.GroupVersionKind, verbs []string) {
 			d.Subresources = append(d.Subresources, apidiscoveryv2.APISubresourceDiscovery{
@@ -84,7 +84,11 @@ func resourceDiscovery(resources []*registry.Resource) []apidiscoveryv2.APIResou
 		}
 		for _, name := range res.ExtraSubresources {
 			if sr, ok := subresources[subresourceKey{res.GroupVersionResource().GroupResource(), name}]; ok {
-				sub(name, res.GroupVersion.WithKind(sr.kind), sr.verbs)
+				gv := res.GroupVersion
+				if !sr.gv.Empty() {
+					gv = sr.gv
+				}
+				sub(name, gv.WithKind(sr.kind), sr.verbs)
 			}
 		}
 		out = append(out, d)

@@ -153,6 +153,7 @@ func (h *resourceHandler) delete(ctx context.Context, ns, name string, opts *met
 			}
 			return nil, false, h.storageError(err, name)
 		}
+		h.release(ctx, current, nil)
 		return current, true, nil
 	}
 	return nil, false, conflict(h.res, name)

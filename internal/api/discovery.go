@@ -21,6 +21,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
 		h, ok := s.handlers[gvr]
 		if !ok {
+			if c, ok := s.createOnly[gvr]; ok {
+				c.serve(w, r, info)
+				return
+			}
 			writeError(w, r, errNoResource())
 			return
 		}
@@ -107,7 +111,7 @@ func resourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav
 	for _, res := range resources {
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: res.Name, SingularName: res.SingularName, Namespaced: res.Namespaced, Kind: res.Kind,
-			Verbs: allVerbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			Verbs: verbsOf(res), ShortNames: res.ShortNames, Categories: res.Categories,
 		})
 		if res.HasStatus {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
@@ -122,7 +126,7 @@ func resourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav
 		for _, sub := range res.ExtraSubresources {
 			if sr, ok := subresources[subresourceKey{res.GroupVersionResource().GroupResource(), sub}]; ok {
 				list.APIResources = append(list.APIResources, metav1.APIResource{
-					Name: res.Name + "/" + sub, Namespaced: res.Namespaced, Kind: sr.kind, Verbs: sr.verbs,
+					Name: res.Name + "/" + sub, Namespaced: res.Namespaced, Group: sr.gv.Group, Version: sr.gv.Version, Kind: sr.kind, Verbs: sr.verbs,
 				})
 			}
 		}

@@ -41,10 +41,12 @@ type resourceHandler struct {
 	storageName string
 	// fieldKeys are the field-selector fields the resource supports.
 	fieldKeys map[string]bool
+	// alloc reserves what objects hold outside their keys; nil for most.
+	alloc allocator
 }
 
 func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
-	h := &resourceHandler{s: s, res: res, storageName: res.Name}
+	h := &resourceHandler{s: s, res: res, storageName: res.Name, alloc: s.allocatorFor(res.GroupResource())}
 	var view *storedAs
 	if res.GroupVersion.Group == "events.k8s.io" && res.Name == "events" {
 		view = eventsV1View
@@ -470,7 +472,7 @@ func (h *resourceHandler) serveCreate(w http.ResponseWriter, r *http.Request, in
 }
 
 // create admits, validates and stores a new object.
-func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (_ runtime.Object, err error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -485,7 +487,13 @@ func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Obj
 		m.SetNamespace("")
 	}
 	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(m.GetGenerateName() + utilrand.String(5))
+		// As kube's name generator: the base is cut so that the name with
+		// its five random characters stays within 63.
+		base := m.GetGenerateName()
+		if len(base) > 58 {
+			base = base[:58]
+		}
+		m.SetName(base + utilrand.String(5))
 	}
 	strategy := h.res.Strategy
 	if strategy.Default != nil {
@@ -518,6 +526,15 @@ func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Obj
 			return nil, apierrors.NewInvalid(h.res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 		}
 	}
+	undo, err := h.allocate(ctx, obj, nil, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			undo()
+		}
+	}()
 	if err := h.s.chain.Validate(ctx, attrs); err != nil {
 		return nil, err
 	}
@@ -603,7 +620,7 @@ func (h *resourceHandler) update(ctx context.Context, ns, name, sub string, dryR
 
 // tryUpdate runs the update pipeline once. retry is true when the write
 // lost a race the client did not ask to detect.
-func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current, obj runtime.Object, sub string, dryRun bool) (runtime.Object, bool, error) {
+func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current, obj runtime.Object, sub string, dryRun bool) (_ runtime.Object, retry bool, err error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
@@ -625,11 +642,18 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 	strategy := h.res.Strategy
 	switch sub {
 	case "status":
-		// Only the status changes through /status.
+		// Only the status (and, for some kinds, annotations) changes
+		// through /status, and the main resource's update preparation does
+		// not apply.
 		next := current.DeepCopyObject()
 		copyStatus(next, obj)
-		obj = next
-		m, _ = meta.Accessor(obj)
+		nm, _ := meta.Accessor(next)
+		if strategy.StatusUpdatesAnnotations {
+			nm.SetAnnotations(m.GetAnnotations())
+		}
+		nm.SetResourceVersion(m.GetResourceVersion())
+		obj, m = next, nm
+		strategy.PrepareForUpdate = nil
 	case "":
 		if h.res.HasStatus {
 			copyStatus(obj, current)
@@ -673,6 +697,15 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 			return nil, false, apierrors.NewInvalid(h.res.GroupVersionKind().GroupKind(), m.GetName(), errs)
 		}
 	}
+	undo, err := h.allocate(ctx, obj, current, dryRun)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() {
+		if err != nil || retry {
+			undo()
+		}
+	}()
 	if err := h.s.chain.Validate(ctx, attrs); err != nil {
 		return nil, false, err
 	}
@@ -696,6 +729,7 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 			}
 			return nil, false, h.storageError(err, m.GetName())
 		}
+		h.release(ctx, current, nil)
 		return obj, false, nil
 	}
 	rev, err := h.s.store.Update(ctx, kv.Key, kv.Revision, data)
@@ -705,6 +739,7 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 		}
 		return nil, false, h.storageError(err, m.GetName())
 	}
+	h.release(ctx, current, obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	return obj, false, nil
 }

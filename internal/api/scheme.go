@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Scheme holds every type the server serves: the built-in API types plus
@@ -30,5 +31,11 @@ func init() {
 		&metav1.GetOptions{}, &metav1.CreateOptions{}, &metav1.UpdateOptions{}, &metav1.PatchOptions{})
 	// Table watches send WatchEvents of meta.k8s.io/v1.
 	Scheme.AddKnownTypeWithName(metaV1.WithKind("WatchEvent"), &metav1.WatchEvent{})
+
+	// Gateway API (gateway.networking.k8s.io/v1), served as built-in kinds
+	// since minik has no CRDs.
+	if err := gatewayv1.Install(Scheme); err != nil {
+		panic(err)
+	}
 	Codecs = serializer.NewCodecFactory(Scheme)
 }

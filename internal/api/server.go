@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/utils/clock"
 
 	"minik/internal/admission"
@@ -38,8 +40,22 @@ type Config struct {
 	// Authorizers are asked in order; the first Allow or Deny decides.
 	// Required.
 	Authorizers []auth.Authorizer
-	// AnonymousPaths may be read without credentials.
+	// AnonymousPaths may be read without credentials, and are served to
+	// anyone without authorization (kube's always-allowed health paths).
 	AnonymousPaths []string
+	// AnonymousAuth makes every request without credentials the user
+	// system:anonymous (group system:unauthenticated), authorized like any
+	// other, as kube's --anonymous-auth does; otherwise such requests get
+	// 401 outside AnonymousPaths.
+	AnonymousAuth bool
+	// CreateOnly are the create-only virtual resources (access reviews,
+	// token reviews); nil means registry.CreateOnly().
+	CreateOnly []*registry.Resource
+	// TokenIssuer signs the tokens of the serviceaccounts/token
+	// subresource; nil serves no such subresource.
+	TokenIssuer auth.TokenIssuer
+	// Audit records every request; nil records nothing.
+	Audit *Auditor
 	// Admission is the admission chain; nil means NamespaceLifecycle only.
 	Admission *admission.Chain
 	// Extra serves further non-resource paths (/openapi/..., metrics), keyed
@@ -55,6 +71,12 @@ type Config struct {
 	// BookmarkInterval is how often a watch that allows bookmarks gets one;
 	// zero means one minute.
 	BookmarkInterval time.Duration
+	// ServiceClusterIPRange is where Services' cluster IPs come from; the
+	// zero prefix means DefaultServiceClusterIPRange.
+	ServiceClusterIPRange netip.Prefix
+	// ServiceNodePortRange is where node ports come from; the zero range
+	// means DefaultServiceNodePortRange.
+	ServiceNodePortRange utilnet.PortRange
 }
 
 // VersionInfo is the body of /version.
@@ -92,12 +114,23 @@ type Server struct {
 	// stopping is closed by Stop; watches end when it is.
 	stopping chan struct{}
 	stopOnce sync.Once
+	// allocators reserve what objects hold outside their own keys, by
+	// resource; services is the Service one.
+	allocators map[schema.GroupResource]allocator
+	services   *serviceAllocator
+	// background counts the goroutines StartServices runs; Stop waits.
+	background sync.WaitGroup
+
+	// createOnly serves the create-only virtual resources.
+	createOnly map[schema.GroupVersionResource]*createOnlyHandler
 }
 
 // Stop ends every open watch so that a graceful HTTP shutdown does not wait
-// for them. It is safe to call more than once.
+// for them, and stops (and waits for) what StartServices runs in the
+// background. It is safe to call more than once.
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() { close(s.stopping) })
+	s.background.Wait()
 }
 
 // New validates the configuration and builds a Server.
@@ -120,6 +153,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.BookmarkInterval == 0 {
 		cfg.BookmarkInterval = time.Minute
 	}
+	if !cfg.ServiceClusterIPRange.IsValid() {
+		cfg.ServiceClusterIPRange = netip.MustParsePrefix(DefaultServiceClusterIPRange)
+	}
+	if cfg.ServiceNodePortRange.Size == 0 {
+		if err := cfg.ServiceNodePortRange.Set(DefaultServiceNodePortRange); err != nil {
+			return nil, err
+		}
+	}
+	services, err := newServiceAllocator(cfg.Store, cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange, cfg.Clock, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
 	s := &Server{
 		cfg:            cfg,
 		store:          cfg.Store,
@@ -128,6 +173,8 @@ func New(cfg Config) (*Server, error) {
 		handlers:       map[schema.GroupVersionResource]*resourceHandler{},
 		byGroupVersion: map[schema.GroupVersion][]*registry.Resource{},
 		stopping:       make(chan struct{}),
+		services:       services,
+		allocators:     map[schema.GroupResource]allocator{{Resource: "services"}: services},
 	}
 	for _, res := range cfg.Resources {
 		gvr := res.GroupVersionResource()
@@ -139,6 +186,12 @@ func New(cfg Config) (*Server, error) {
 			s.groupOrder = append(s.groupOrder, res.GroupVersion)
 		}
 		s.byGroupVersion[res.GroupVersion] = append(s.byGroupVersion[res.GroupVersion], res)
+	}
+	if cfg.CreateOnly == nil {
+		cfg.CreateOnly = registry.CreateOnly()
+	}
+	if err := s.addCreateOnly(cfg.CreateOnly); err != nil {
+		return nil, err
 	}
 	s.chain = cfg.Admission
 	if s.chain == nil {
@@ -193,19 +246,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.inflight.Add(-1)
 	start := s.clock.Now()
 	info := ParseRequestInfo(r)
+	// The audit stage wraps the rest of the chain: it sees the user, the
+	// decision and the response.
+	audit := s.auditBegin(w, r, info, start)
+	if audit != nil {
+		defer audit.end()
+		w = audit
+	}
 	user, err := s.authenticate(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	public := s.anonymousAllowed(r.URL.Path)
 	if user == nil {
-		if !s.anonymousAllowed(r.URL.Path) {
+		if !public && !s.cfg.AnonymousAuth {
 			writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
 			return
 		}
-	} else if err := s.authorize(r.Context(), user, info); err != nil {
-		writeError(w, r, err)
-		return
+		user = auth.Anonymous()
+	}
+	audit.authenticated(user)
+	if !public {
+		allowed, reason, err := s.authorize(r.Context(), user, info)
+		audit.authorized(allowed, reason)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	ctx := auth.WithUser(r.Context(), user)
 	s.mux.ServeHTTP(w, r.WithContext(withRequestInfo(ctx, info)))
@@ -236,25 +304,23 @@ func (s *Server) anonymousAllowed(path string) bool {
 	return false
 }
 
-func (s *Server) authorize(ctx context.Context, u *auth.User, info *RequestInfo) error {
+// authorize asks the authorizers, as kube's authorization filter does: an
+// Allow wins even beside evaluation errors; otherwise an error is a 500
+// and anything else a 403 carrying the authorizers' reasons.
+func (s *Server) authorize(ctx context.Context, u *auth.User, info *RequestInfo) (allowed bool, reason string, err error) {
 	attrs := auth.Attributes{
 		User: u, Verb: info.Verb, IsResource: info.IsResourceRequest,
 		APIGroup: info.APIGroup, APIVersion: info.APIVersion, Namespace: info.Namespace,
 		Resource: info.Resource, Subresource: info.Subresource, Name: info.Name, Path: info.Path,
 	}
-	for _, a := range s.cfg.Authorizers {
-		d, reason, err := a.Authorize(ctx, attrs)
-		if err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("authorize %s %s: %w", info.Verb, info.Path, err))
-		}
-		switch d {
-		case auth.Allow:
-			return nil
-		case auth.Deny:
-			return forbidden(attrs, reason)
-		}
+	d, reason, err := s.authorizer().Authorize(ctx, attrs)
+	if d == auth.Allow {
+		return true, reason, nil
 	}
-	return forbidden(attrs, "")
+	if err != nil {
+		return false, reason, apierrors.NewInternalError(fmt.Errorf("authorize %s %s: %w", info.Verb, info.Path, err))
+	}
+	return false, reason, forbidden(attrs, reason)
 }
 
 func forbidden(a auth.Attributes, reason string) error {

@@ -23,13 +23,16 @@ type subresourceKey struct {
 type subresourceInfo struct {
 	kind  string
 	verbs metav1.Verbs
+	// gv is the group version of kind when it is not the resource's.
+	gv schema.GroupVersion
 }
 
 // subresources are the extra subresources served, by resource.
 var subresources = map[subresourceKey]subresourceInfo{
-	{schema.GroupResource{Resource: "pods"}, "binding"}:        {kind: "Binding", verbs: metav1.Verbs{"create"}},
-	{schema.GroupResource{Resource: "pods"}, "log"}:            {kind: "Pod", verbs: metav1.Verbs{"get"}},
-	{schema.GroupResource{Resource: "namespaces"}, "finalize"}: {kind: "Namespace", verbs: metav1.Verbs{"update"}},
+	{schema.GroupResource{Resource: "pods"}, "binding"}:          {kind: "Binding", verbs: metav1.Verbs{"create"}},
+	{schema.GroupResource{Resource: "pods"}, "log"}:              {kind: "Pod", verbs: metav1.Verbs{"get"}},
+	{schema.GroupResource{Resource: "namespaces"}, "finalize"}:   {kind: "Namespace", verbs: metav1.Verbs{"update"}},
+	{schema.GroupResource{Resource: "serviceaccounts"}, "token"}: {kind: "TokenRequest", verbs: metav1.Verbs{"create"}, gv: tokenRequestGV},
 }
 
 func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
@@ -66,6 +69,12 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 			return
 		}
 		h.serveFinalize(w, r, info)
+	case info.Subresource == "token" && h.res.Name == "serviceaccounts" && h.res.GroupVersion.Group == "":
+		if info.Verb != "create" {
+			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "serviceaccounts/token"}, r.Method))
+			return
+		}
+		h.serveTokenRequest(w, r, info)
 	default:
 		notFound()
 	}

@@ -8,17 +8,48 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // GroupMasters is the group whose members may do anything (kube's
 // system:masters).
 const GroupMasters = "system:masters"
 
+// The identities and groups kube gives every request.
+const (
+	// GroupAuthenticated holds every authenticated user.
+	GroupAuthenticated = "system:authenticated"
+	// GroupUnauthenticated holds the anonymous user.
+	GroupUnauthenticated = "system:unauthenticated"
+	// UserAnonymous is who an anonymous request is, where one is allowed.
+	UserAnonymous = "system:anonymous"
+	// UserAPIServer is the API server's own loopback identity (in
+	// system:masters), used by its informers and post-start work.
+	UserAPIServer = "system:apiserver"
+)
+
 // User is an authenticated identity.
 type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra holds further facts an authenticator knows (for a service
+	// account token: the pod it is bound to, its credential id).
+	Extra map[string][]string
+}
+
+// Anonymous returns the user of an anonymous request.
+func Anonymous() *User {
+	return &User{Name: UserAnonymous, Groups: []string{GroupUnauthenticated}}
+}
+
+// withAuthenticated returns groups with system:authenticated appended when
+// missing, as kube's authenticated-group adder does.
+func withAuthenticated(groups []string) []string {
+	if slices.Contains(groups, GroupAuthenticated) {
+		return groups
+	}
+	return append(slices.Clone(groups), GroupAuthenticated)
 }
 
 type userKey struct{}
@@ -54,8 +85,7 @@ func (ClientCertAuthenticator) Authenticate(r *http.Request) (*User, bool, error
 	if cert.Subject.CommonName == "" {
 		return nil, false, fmt.Errorf("client certificate has no common name")
 	}
-	groups := append(slices.Clone(cert.Subject.Organization), "system:authenticated")
-	return &User{Name: cert.Subject.CommonName, Groups: groups}, true, nil
+	return &User{Name: cert.Subject.CommonName, Groups: withAuthenticated(cert.Subject.Organization)}, true, nil
 }
 
 // Attributes describe the action to authorize.
@@ -127,8 +157,12 @@ func ForbiddenMessage(a Attributes) string {
 
 // SystemComponentsAuthorizer allows everything to minik's own components
 // (the controller manager, the scheduler and the nodes), each of which has
-// its own identity. It stands in for their least-privilege RBAC roles
-// until the bootstrap RBAC policy serves them.
+// its own identity.
+//
+// Deprecated: minikd no longer uses it; the bootstrap RBAC policy
+// (internal/auth/rbac) and the node authorizer (internal/auth/node) give
+// the components their permissions. It stays for tests that want an API
+// server without RBAC.
 type SystemComponentsAuthorizer struct{}
 
 // Component identities.
@@ -136,7 +170,18 @@ const (
 	UserControllerManager = "system:kube-controller-manager"
 	UserScheduler         = "system:kube-scheduler"
 	GroupNodes            = "system:nodes"
+	// NodeUserPrefix starts the user name of a node: system:node:<name>.
+	NodeUserPrefix = "system:node:"
 )
+
+// NodeName returns the node a user is (system:node:<name> in
+// system:nodes), as kube's node identifier does.
+func NodeName(u *User) (string, bool) {
+	if u == nil || !strings.HasPrefix(u.Name, NodeUserPrefix) || !slices.Contains(u.Groups, GroupNodes) {
+		return "", false
+	}
+	return strings.TrimPrefix(u.Name, NodeUserPrefix), true
+}
 
 // Authorize implements Authorizer.
 func (SystemComponentsAuthorizer) Authorize(_ context.Context, a Attributes) (Decision, string, error) {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -31,6 +32,7 @@ type Factory struct {
 	discovery  discovery.CachedDiscoveryInterface
 	mapper     meta.RESTMapper
 	dynamic    dynamic.Interface
+	clientset  kubernetes.Interface
 	clients    map[schema.GroupVersion]rest.Interface
 }
 
@@ -173,4 +175,32 @@ func (f *Factory) RESTClientFor(gv schema.GroupVersion) (rest.Interface, error) 
 	}
 	f.clients[gv] = c
 	return c, nil
+}
+
+// KubernetesClientSet returns the typed clientset of the invocation's
+// server (describers, logs, rollouts).
+func (f *Factory) KubernetesClientSet() (kubernetes.Interface, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.clientset != nil {
+		return f.clientset, nil
+	}
+	cfg, err := f.restConfigLocked()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.clientset = cs
+	return cs, nil
+}
+
+// Discovery returns the cached discovery client (api-resources,
+// api-versions, version).
+func (f *Factory) Discovery() (discovery.CachedDiscoveryInterface, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.discoveryLocked()
 }

@@ -52,3 +52,18 @@ func threeWayPatch(gvk schema.GroupVersionKind, original, modified, current []by
 	}
 	return patch, types.StrategicMergePatchType, nil
 }
+
+// twoWayPatch is the patch from original to modified: strategic merge for
+// built-in kinds, JSON merge patch for others.
+func twoWayPatch(gvk schema.GroupVersionKind, original, modified []byte) ([]byte, types.PatchType, error) {
+	versioned, err := scheme.Scheme.New(gvk)
+	if err != nil {
+		if runtime.IsNotRegisteredError(err) {
+			patch, err := jsonmergepatch.CreateThreeWayJSONMergePatch(original, modified, original)
+			return patch, types.MergePatchType, err
+		}
+		return nil, "", err
+	}
+	patch, err := strategicpatch.CreateTwoWayMergePatch(original, modified, versioned)
+	return patch, types.StrategicMergePatchType, err
+}

@@ -37,6 +37,25 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 	cmd.AddCommand(
 		NewCmdApply(f, streams),
 		NewCmdGet(f, streams),
+		NewCmdDescribe(f, streams),
+		NewCmdLogs(f, streams),
+		NewCmdRollout(f, streams),
+		NewCmdDelete(f, streams),
+		NewCmdScale(f, streams),
+		NewCmdPatch(f, streams),
+		NewCmdSet(f, streams),
+		NewCmdEdit(f, streams),
+		NewCmdCreate(f, streams),
+		NewCmdLabel(f, streams),
+		NewCmdAnnotate(f, streams),
+		NewCmdWait(f, streams),
+		NewCmdEvents(f, streams),
+		NewCmdAPIResources(f, streams),
+		NewCmdAPIVersions(f, streams),
+		NewCmdVersion(f, streams),
+		NewCmdConfig(f, streams),
+		NewCmdCompletion(streams),
+		NewCmdAuth(f, streams),
 	)
 	return cmd
 }

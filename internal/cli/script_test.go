@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"minik/internal/testserver"
 )
@@ -21,7 +22,8 @@ var update = flag.Bool("update", false, "rewrite the golden transcripts of testd
 // ARGS [< FILE]"), each followed by its expected output (stdout, then
 // "[stderr]" and stderr, then "[exit N]" for a failure) — and the files the
 // commands use, written to a fresh working directory together with the
-// repository's testdata/web.yaml. Outputs are normalized (ages, timestamps,
+// repository's testdata/web.yaml. A "testserver:" line in the comment
+// turns on controllers and the scheduler (see serverOptions). Outputs are normalized (ages, timestamps,
 // uids, resource versions) before comparison; -update rewrites the
 // expected outputs.
 func TestScripts(t *testing.T) {
@@ -67,7 +69,7 @@ func TestScripts(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			srv := testserver.Start(t)
+			srv := testserver.StartWith(t, serverOptions(string(ar.comment)))
 			t.Chdir(work)
 			got := runScript(t, string(script), srv.KubeconfigPath)
 			if got == string(script) {
@@ -83,6 +85,28 @@ func TestScripts(t *testing.T) {
 			t.Errorf("%s: transcript differs (run with -update to accept):\n%s", file, lineDiff(string(script), got))
 		})
 	}
+}
+
+// serverOptions reads the "testserver:" line of a script's comment:
+// "controllers" runs every controller, "scheduler" the scheduler. Without
+// it, minikd serves the API alone.
+func serverOptions(comment string) testserver.Options {
+	var o testserver.Options
+	for _, line := range strings.Split(comment, "\n") {
+		rest, ok := strings.CutPrefix(line, "testserver:")
+		if !ok {
+			continue
+		}
+		for _, word := range strings.Fields(rest) {
+			switch word {
+			case "controllers":
+				o.Controllers = []string{"*"}
+			case "scheduler":
+				o.Scheduler = true
+			}
+		}
+	}
+	return o
 }
 
 // runScript runs the commands of script and returns the transcript.
@@ -111,7 +135,11 @@ func runScript(t *testing.T, script, kubeconfig string) string {
 			in.Write(data)
 		}
 		args = append([]string{"--kubeconfig", kubeconfig}, args...)
+		start := time.Now()
 		code := Run(context.Background(), args, streams)
+		if d := time.Since(start); d > 5*time.Second {
+			t.Logf("%s took %v", line, d.Round(time.Second))
+		}
 		out.WriteString(normalize(stdout.String()))
 		if stdout.Len() > 0 && !strings.HasSuffix(stdout.String(), "\n") {
 			out.WriteString("\n[no newline at end of output]\n")
@@ -170,16 +198,31 @@ var (
 	timestampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
 	uidRE       = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	rvRE        = regexp.MustCompile(`("?resourceVersion"?: )"[^"]+"`)
+	rfc1123zRE  = regexp.MustCompile(`[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}`)
+	podNameRE   = regexp.MustCompile(`\b([a-z0-9-]+-[0-9a-f]{6,10})-[b-df-hj-np-tv-z2-9]{5}\b`)
+	gapRE       = regexp.MustCompile(`(\S)   +`)
+	ipMidRE     = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}  `)
+	ipRE        = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
 	ageRE       = regexp.MustCompile(`^(\d+[smhdy])+$`)
 )
 
-// normalize replaces what changes from run to run: timestamps, uids and
-// resource versions; and the AGE cells of tables, which become "0s" while
+// normalize replaces what changes from run to run: timestamps (RFC 3339
+// and describe's RFC 1123), uids, resource versions, IP addresses, the
+// random suffix of generated pod names (kept the same length, so tables
+// stay aligned); and the AGE cells of tables, which become "0s" while
 // keeping the columns after them in place.
 func normalize(s string) string {
 	s = timestampRE.ReplaceAllString(s, "<time>")
 	s = uidRE.ReplaceAllString(s, "<uid>")
 	s = rvRE.ReplaceAllString(s, `$1"<rv>"`)
+	s = rfc1123zRE.ReplaceAllString(s, "<time>")
+	s = podNameRE.ReplaceAllString(s, "${1}-xxxxx")
+	if ipMidRE.MatchString(s) {
+		// Allocated addresses vary in width from run to run, and so do the
+		// columns around them: compare such outputs with gaps collapsed.
+		s = gapRE.ReplaceAllString(s, "$1   ")
+	}
+	s = ipRE.ReplaceAllString(s, "<ip>")
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
 		lines[i] = normalizeAges(line)
@@ -200,7 +243,13 @@ func normalizeAges(line string) string {
 		for j < len(b) && b[j] != ' ' {
 			j++
 		}
-		cellStart := i == 0 || (i >= 2 && b[i-1] == ' ' && b[i-2] == ' ')
+		// A cell after a description label ("cpu:   100m") is a quantity,
+		// not an age.
+		afterLabel := false
+		if k := bytes.LastIndexFunc(b[:i], func(r rune) bool { return r != ' ' }); k >= 0 && b[k] == ':' {
+			afterLabel = true
+		}
+		cellStart := !afterLabel && (i == 0 || (i >= 2 && b[i-1] == ' ' && b[i-2] == ' '))
 		cellEnd := j == len(b) || (j+1 < len(b) && b[j+1] == ' ')
 		if cellStart && cellEnd && ageRE.Match(b[i:j]) {
 			copy(b[i:j], bytes.Repeat([]byte{' '}, j-i))

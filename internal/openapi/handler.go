@@ -29,7 +29,7 @@ import (
 	openapiv3 "github.com/google/gnostic-models/openapiv3"
 	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/proto"
-	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"minik/internal/registry"
 )
@@ -60,6 +60,7 @@ const (
 // such a failure is kept and answered with 500 on every request.
 type Handler struct {
 	resources []*registry.Resource
+	types     *runtime.Scheme
 	facts     func() (*typeFacts, error)
 
 	v3Once  sync.Once
@@ -72,23 +73,25 @@ type Handler struct {
 	v2Err  error
 }
 
-// NewHandler returns a Handler describing resources. It checks that every
-// resource's kind and list kind are known to client-go's scheme; the
-// documents themselves are built on first request.
-func NewHandler(resources []*registry.Resource) (*Handler, error) {
+// NewHandler returns a Handler describing resources, whose Go types are
+// registered in types (the API server's scheme). It checks that every
+// resource's kind and list kind are known there; the documents themselves
+// are built on first request.
+func NewHandler(resources []*registry.Resource, types *runtime.Scheme) (*Handler, error) {
 	if len(resources) == 0 {
 		return nil, fmt.Errorf("openapi: no resources to describe")
 	}
 	for _, r := range resources {
 		for _, kind := range []string{r.Kind, r.Kind + "List"} {
-			if !scheme.Scheme.Recognizes(r.GroupVersion.WithKind(kind)) {
-				return nil, fmt.Errorf("openapi: resource %s: kind %s is not in client-go's scheme", r.GroupResource(), r.GroupVersion.WithKind(kind))
+			if !types.Recognizes(r.GroupVersion.WithKind(kind)) {
+				return nil, fmt.Errorf("openapi: resource %s: kind %s is not in the API scheme", r.GroupResource(), r.GroupVersion.WithKind(kind))
 			}
 		}
 	}
 	return &Handler{
 		resources: append([]*registry.Resource(nil), resources...),
-		facts:     sync.OnceValues(newTypeFacts),
+		types:     types,
+		facts:     sync.OnceValues(func() (*typeFacts, error) { return newTypeFacts(types) }),
 	}, nil
 }
 
@@ -191,7 +194,7 @@ func (h *Handler) buildV3() error {
 	if err != nil {
 		return fmt.Errorf("openapi v3: %w", err)
 	}
-	secs, err := sections(h.resources)
+	secs, err := sections(h.resources, h.types)
 	if err != nil {
 		return fmt.Errorf("openapi v3: %w", err)
 	}
@@ -218,7 +221,7 @@ func (h *Handler) buildV2() (*document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi v2: %w", err)
 	}
-	secs, err := sections(h.resources)
+	secs, err := sections(h.resources, h.types)
 	if err != nil {
 		return nil, fmt.Errorf("openapi v2: %w", err)
 	}

@@ -23,13 +23,14 @@ import (
 	kubeproto "k8s.io/kube-openapi/pkg/util/proto"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"minik/internal/api"
 	"minik/internal/openapi"
 	"minik/internal/registry"
 )
 
 // handler is built once: the documents are large and immutable.
 var handler = sync.OnceValues(func() (*openapi.Handler, error) {
-	return openapi.NewHandler(registry.All())
+	return openapi.NewHandler(registry.All(), api.Scheme)
 })
 
 func newHandler(t *testing.T) *openapi.Handler {

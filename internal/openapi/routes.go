@@ -11,9 +11,9 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/kubernetes/scheme"
 
 	"minik/internal/registry"
 )
@@ -96,7 +96,7 @@ var (
 // sections groups the routes of the resources into the documents kube
 // serves: one per group version, one per group, the roots /api and /apis,
 // and /version.
-func sections(resources []*registry.Resource) ([]section, error) {
+func sections(resources []*registry.Resource, types *runtime.Scheme) ([]section, error) {
 	byGV := map[schema.GroupVersion][]*registry.Resource{}
 	var gvs []schema.GroupVersion
 	for _, r := range resources {
@@ -124,7 +124,7 @@ func sections(resources []*registry.Resource) ([]section, error) {
 		prefix, tag, idPrefix := gvNames(gv)
 		routes := []route{discoveryRoute(prefix+"/", "get"+idPrefix+"APIResources", "get available resources", tag, metav1.APIResourceList{})}
 		for _, r := range byGV[gv] {
-			rs, err := resourceRoutes(r)
+			rs, err := resourceRoutes(r, types)
 			if err != nil {
 				return nil, err
 			}
@@ -204,13 +204,13 @@ func accepted(t reflect.Type) response { return response{code: 202, doc: "Accept
 // delete on an item, the deprecated watch paths, the cross-namespace list
 // for namespaced resources, and the status, scale, binding and log
 // subresources the descriptor declares. Other subresources are not described.
-func resourceRoutes(r *registry.Resource) ([]route, error) {
+func resourceRoutes(r *registry.Resource, types *runtime.Scheme) ([]route, error) {
 	gvk := r.GroupVersionKind()
-	obj, err := scheme.Scheme.New(gvk)
+	obj, err := types.New(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("openapi for %s: %w", r.GroupResource(), err)
 	}
-	listObj, err := scheme.Scheme.New(r.GroupVersion.WithKind(r.Kind + "List"))
+	listObj, err := types.New(r.GroupVersion.WithKind(r.Kind + "List"))
 	if err != nil {
 		return nil, fmt.Errorf("openapi for %s: %w", r.GroupResource(), err)
 	}

@@ -59,13 +59,13 @@ type typeFacts struct {
 	atomic map[string]bool                             // models declared +structType=atomic
 }
 
-func newTypeFacts() (*typeFacts, error) {
+func newTypeFacts(types *runtime.Scheme) (*typeFacts, error) {
 	f := &typeFacts{
 		gvks:   map[reflect.Type][]schema.GroupVersionKind{},
 		fields: map[string]map[string]smdschema.StructField{},
 		atomic: map[string]bool{},
 	}
-	for gvk, t := range scheme.Scheme.AllKnownTypes() {
+	for gvk, t := range types.AllKnownTypes() {
 		if gvk.Version != runtime.APIVersionInternal {
 			f.gvks[t] = append(f.gvks[t], gvk)
 		}

@@ -83,6 +83,11 @@ type Strategy struct {
 	// maintained (ConfigMaps, Secrets, Events, ...). Otherwise generation
 	// starts at 1 and is bumped when anything but metadata and status changes.
 	NoGeneration bool
+	// StatusUpdatesAnnotations is true for resources whose /status writes
+	// may also change annotations, as kube's status strategies for
+	// Deployments and ReplicaSets allow (their controllers record the
+	// revision there).
+	StatusUpdatesAnnotations bool
 	// KeepStatusOnCreate is true for resources whose status a client may set
 	// on create (Nodes, Events); otherwise status is reset on create.
 	KeepStatusOnCreate bool

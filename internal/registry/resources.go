@@ -14,6 +14,10 @@ var (
 	rbacV1         = schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}
 	coordinationV1 = schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}
 	eventsV1       = schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}
+
+	admissionregistrationV1 = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
+
+	gatewayV1 = schema.GroupVersion{Group: "gateway.networking.k8s.io", Version: "v1"}
 )
 
 // All returns the descriptors of every served resource, in discovery order.
@@ -25,10 +29,11 @@ func All() []*Resource {
 		{GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true},
 		{GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true},
-		{GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}},
+		{GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}, ExtraSubresources: []string{"token"}},
 		{GroupVersion: coreV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}},
 		{GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"}, HasStatus: true},
 		{GroupVersion: coreV1, Name: "resourcequotas", SingularName: "resourcequota", Kind: "ResourceQuota", Namespaced: true, ShortNames: []string{"quota"}, HasStatus: true},
+		{GroupVersion: coreV1, Name: "limitranges", SingularName: "limitrange", Kind: "LimitRange", Namespaced: true, ShortNames: []string{"limits"}},
 		{GroupVersion: appsV1, Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
 		{GroupVersion: appsV1, Name: "replicasets", SingularName: "replicaset", Kind: "ReplicaSet", Namespaced: true, ShortNames: []string{"rs"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
 		{GroupVersion: discoveryV1, Name: "endpointslices", SingularName: "endpointslice", Kind: "EndpointSlice", Namespaced: true},
@@ -40,7 +45,23 @@ func All() []*Resource {
 		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding"},
 		{GroupVersion: coordinationV1, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true},
 		{GroupVersion: eventsV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}},
+
+		// Admission (issue 6): webhook configurations and validating
+		// admission policies. Strategies in strategy_admissionregistration.go.
+		{GroupVersion: admissionregistrationV1, Name: "mutatingwebhookconfigurations", SingularName: "mutatingwebhookconfiguration", Kind: "MutatingWebhookConfiguration", Categories: []string{"api-extensions"}},
+		{GroupVersion: admissionregistrationV1, Name: "validatingwebhookconfigurations", SingularName: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration", Categories: []string{"api-extensions"}},
+		{GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicies", SingularName: "validatingadmissionpolicy", Kind: "ValidatingAdmissionPolicy", Categories: []string{"api-extensions"}, HasStatus: true},
+		{GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicybindings", SingularName: "validatingadmissionpolicybinding", Kind: "ValidatingAdmissionPolicyBinding", Categories: []string{"api-extensions"}},
 	}
+	// Gateway API (issue 7): gateway.networking.k8s.io/v1, served as
+	// built-in kinds (minik has no CRDs) and implemented by
+	// internal/dataplane. Strategies in strategy_gateway.go.
+	rs = append(rs,
+		&Resource{GroupVersion: gatewayV1, Name: "gatewayclasses", SingularName: "gatewayclass", Kind: "GatewayClass", ShortNames: []string{"gc"}, Categories: []string{"gateway-api"}, HasStatus: true},
+		&Resource{GroupVersion: gatewayV1, Name: "gateways", SingularName: "gateway", Kind: "Gateway", Namespaced: true, ShortNames: []string{"gtw"}, Categories: []string{"gateway-api"}, HasStatus: true},
+		&Resource{GroupVersion: gatewayV1, Name: "httproutes", SingularName: "httproute", Kind: "HTTPRoute", Namespaced: true, Categories: []string{"gateway-api"}, HasStatus: true},
+		&Resource{GroupVersion: gatewayV1, Name: "referencegrants", SingularName: "referencegrant", Kind: "ReferenceGrant", Namespaced: true, ShortNames: []string{"refgrant"}, Categories: []string{"gateway-api"}},
+	)
 	for _, r := range rs {
 		r.Strategy = strategyFor(r.GroupVersionKind().GroupKind())
 		if r.Strategy.Table == nil {
@@ -48,4 +69,27 @@ func All() []*Resource {
 		}
 	}
 	return rs
+}
+
+// ---- Create-only virtual resources (authentication and authorization) ----
+
+var (
+	authenticationV1 = schema.GroupVersion{Group: "authentication.k8s.io", Version: "v1"}
+	authorizationV1  = schema.GroupVersion{Group: "authorization.k8s.io", Version: "v1"}
+)
+
+// CreateOnly returns the descriptors of the create-only virtual resources:
+// a client creates one and gets it back answered (an access review, a
+// token review); nothing is stored, no other verb is served, and they have
+// no list kind. internal/api answers them; they are not part of All, which
+// lists stored resources.
+func CreateOnly() []*Resource {
+	return []*Resource{
+		{GroupVersion: authenticationV1, Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview"},
+		{GroupVersion: authenticationV1, Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview"},
+		{GroupVersion: authorizationV1, Name: "localsubjectaccessreviews", SingularName: "localsubjectaccessreview", Kind: "LocalSubjectAccessReview", Namespaced: true},
+		{GroupVersion: authorizationV1, Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview"},
+		{GroupVersion: authorizationV1, Name: "selfsubjectrulesreviews", SingularName: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview"},
+		{GroupVersion: authorizationV1, Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview"},
+	}
 }

@@ -26,6 +26,15 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		"rbac.authorization.k8s.io/v1/clusterrolebindings": {false, false},
 		"coordination.k8s.io/v1/leases":                    {false, false},
 		"events.k8s.io/v1/events":                          {false, true},
+		"v1/limitranges":                                   {false, false},
+		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":     {true, false},
+		"admissionregistration.k8s.io/v1/validatingwebhookconfigurations":   {true, false},
+		"admissionregistration.k8s.io/v1/validatingadmissionpolicies":       {true, false},
+		"admissionregistration.k8s.io/v1/validatingadmissionpolicybindings": {true, false},
+		"gateway.networking.k8s.io/v1/gatewayclasses":                       {true, false},
+		"gateway.networking.k8s.io/v1/gateways":                             {true, false},
+		"gateway.networking.k8s.io/v1/httproutes":                           {true, false},
+		"gateway.networking.k8s.io/v1/referencegrants":                      {true, false},
 	}
 	for _, r := range All() {
 		key := r.GroupVersion.String() + "/" + r.Name

@@ -18,10 +18,11 @@ import (
 // annotation changes too.
 func deploymentStrategy() Strategy {
 	return withGenericChecks(Strategy{
-		Default:          defaulter(defaultDeployment),
-		PrepareForUpdate: updater(prepareDeploymentForUpdate),
-		Validate:         validator(validateDeployment),
-		ValidateUpdate:   updateValidator(validateDeploymentUpdate),
+		Default:                  defaulter(defaultDeployment),
+		PrepareForUpdate:         updater(prepareDeploymentForUpdate),
+		Validate:                 validator(validateDeployment),
+		ValidateUpdate:           updateValidator(validateDeploymentUpdate),
+		StatusUpdatesAnnotations: true,
 	}, true)
 }
 
@@ -201,10 +202,11 @@ func intOrPercentValue(v intstr.IntOrString) int {
 // replicaSetStrategy: ReplicaSets keep metadata.generation.
 func replicaSetStrategy() Strategy {
 	return withGenericChecks(Strategy{
-		Default:        defaulter(defaultReplicaSet),
-		Validate:       validator(validateReplicaSet),
-		ValidateUpdate: updateValidator(validateReplicaSetUpdate),
-		Fields:         selectable(replicaSetFields),
+		Default:                  defaulter(defaultReplicaSet),
+		Validate:                 validator(validateReplicaSet),
+		ValidateUpdate:           updateValidator(validateReplicaSetUpdate),
+		Fields:                   selectable(replicaSetFields),
+		StatusUpdatesAnnotations: true,
 	}, true)
 }
 

@@ -100,6 +100,11 @@ func validateSliceAddress(addr string, addressType discoveryv1.AddressType, p *f
 		if err != nil || (addressType == discoveryv1.AddressTypeIPv4) != a.Unmap().Is4() {
 			return field.ErrorList{field.Invalid(p, addr, "must be a valid "+want+" address")}
 		}
+		if a.Unmap().IsLoopback() {
+			// minik departs from kube here: its pods, and the API server
+			// behind the kubernetes Service, live on loopback addresses.
+			return nil
+		}
 		return validateNonSpecialIP(addr, p)
 	case discoveryv1.AddressTypeFQDN:
 		return validation.IsFullyQualifiedDomainName(p, addr)

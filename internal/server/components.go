@@ -3,13 +3,20 @@ package server
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"minik/internal/auth"
 	"minik/internal/controllers"
 	"minik/internal/controllers/all"
+	"minik/internal/dataplane"
+	"minik/internal/nodeagent"
+	"minik/internal/nodeagent/runtime"
 	"minik/internal/pki"
+	"minik/internal/scheduler"
 )
 
 // component is a long-running piece started once the API serves. Start
@@ -32,28 +39,130 @@ func identity(base *rest.Config, ca *pki.CA, pkiDir, file, user string, groups [
 }
 
 // components returns, in start order, what runs beside the API server:
-// the controller manager (then, as they land, the scheduler, the nodes and
+// the controller manager, the scheduler (then, as they land, the nodes and
 // the data plane). Each is a client of the API with its own identity.
 func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]component, error) {
 	var out []component
-	if s.cfg.NoControllers {
-		return out, nil
+	if !s.cfg.NoControllers {
+		ctrlCfg, err := identity(base, ca, pkiDir, "controller-manager", auth.UserControllerManager, nil)
+		if err != nil {
+			return nil, err
+		}
+		mgr, err := controllers.NewManager(controllers.Config{
+			RESTConfig:  ctrlCfg,
+			Controllers: s.cfg.Controllers,
+			Known:       all.Controllers(),
+			Workers:     s.cfg.ControllerWorkers,
+			LeaderElect: s.cfg.LeaderElect,
+			Logger:      s.log.With("component", "controller-manager"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, component{name: "controller-manager", start: mgr.Start})
 	}
-	ctrlCfg, err := identity(base, ca, pkiDir, "controller-manager", auth.UserControllerManager, nil)
+	if !s.cfg.NoScheduler {
+		schedCfg, err := identity(base, ca, pkiDir, "scheduler", auth.UserScheduler, nil)
+		if err != nil {
+			return nil, err
+		}
+		sched, err := scheduler.New(scheduler.Config{
+			RESTConfig:  schedCfg,
+			LeaderElect: s.cfg.LeaderElect,
+			Logger:      s.log.With("component", "scheduler"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, component{name: "scheduler", start: sched.Start})
+	}
+	if s.cfg.Nodes > 0 {
+		nodes, err := s.nodes(ca, base)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, nodes)
+	}
+	if s.cfg.ServiceProxy || s.cfg.IngressHTTP != "" || s.cfg.IngressHTTPS != "" {
+		dp, err := s.dataPlane(ca, pkiDir, base)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dp)
+	}
+	return out, nil
+}
+
+// dataPlane is the Service proxy and the Ingress/Gateway proxy, with their
+// identities; their RBAC roles are installed with the admin's credentials,
+// as an add-on's manifest would be.
+func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (component, error) {
+	proxyCfg, err := identity(admin, ca, pkiDir, "service-proxy", dataplane.UserServiceProxy, []string{dataplane.GroupDataPlane})
 	if err != nil {
-		return nil, err
+		return component{}, err
 	}
-	mgr, err := controllers.NewManager(controllers.Config{
-		RESTConfig:  ctrlCfg,
-		Controllers: s.cfg.Controllers,
-		Known:       all.Controllers(),
-		Workers:     s.cfg.ControllerWorkers,
-		LeaderElect: s.cfg.LeaderElect,
-		Logger:      s.log.With("component", "controller-manager"),
+	ingressCfg, err := identity(admin, ca, pkiDir, "ingress-controller", dataplane.UserIngressController, []string{dataplane.GroupDataPlane})
+	if err != nil {
+		return component{}, err
+	}
+	dp, err := dataplane.New(dataplane.Config{
+		RESTConfig: proxyCfg, IngressRESTConfig: ingressCfg,
+		ServiceProxy: s.cfg.ServiceProxy, IngressHTTP: s.cfg.IngressHTTP, IngressHTTPS: s.cfg.IngressHTTPS,
+		IngressMode: s.cfg.IngressMode, Logger: s.log.With("component", "dataplane"),
 	})
 	if err != nil {
-		return nil, err
+		return component{}, err
 	}
-	out = append(out, component{name: "controller-manager", start: mgr.Start})
-	return out, nil
+	return component{name: "dataplane", start: func(ctx context.Context) error {
+		cs, err := kubernetes.NewForConfig(admin)
+		if err != nil {
+			return fmt.Errorf("dataplane rbac: %w", err)
+		}
+		if err := dataplane.EnsureRBAC(ctx, cs); err != nil {
+			return err
+		}
+		return dp.Start(ctx)
+	}}, nil
+}
+
+// nodes is the simulated nodes (Config.Nodes of them), each a kubelet
+// acting as system:node:<name> in system:nodes with a certificate minted
+// at start (not saved: thousands of nodes would fill the PKI dir).
+func (s *Server) nodes(ca *pki.CA, base *rest.Config) (component, error) {
+	policy, err := runtime.ParseImagePolicy(s.cfg.ImagePolicy)
+	if err != nil {
+		return component{}, fmt.Errorf("--image-policy: %w", err)
+	}
+	var templates []corev1.Node
+	if s.cfg.NodeConfig != "" {
+		if templates, err = nodeagent.LoadNodeTemplates(s.cfg.NodeConfig); err != nil {
+			return component{}, err
+		}
+	}
+	timing := nodeagent.Timing{Speed: s.cfg.SimulationSpeed}
+	if s.cfg.NodeTiming != nil {
+		timing = *s.cfg.NodeTiming
+	}
+	pool, err := nodeagent.New(nodeagent.Config{
+		Nodes:       s.cfg.Nodes,
+		Templates:   templates,
+		DataDir:     filepath.Join(s.cfg.DataDir, "nodes"),
+		ImagePolicy: policy,
+		Timing:      timing,
+		KubeletPort: s.cfg.KubeletPort,
+		Logger:      s.log.With("component", "nodes"),
+		ClientConfig: func(node string) (*rest.Config, error) {
+			kp, err := ca.SignClient("system:node:"+node, []string{auth.GroupNodes}, 0)
+			if err != nil {
+				return nil, fmt.Errorf("credential for node %s: %w", node, err)
+			}
+			c := rest.CopyConfig(base)
+			c.CertData, c.KeyData = kp.CertPEM, kp.KeyPEM
+			return c, nil
+		},
+	})
+	if err != nil {
+		return component{}, err
+	}
+	return component{name: "nodes", start: pool.Start}, nil
 }

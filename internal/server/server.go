@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,14 +24,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"minik/internal/admission"
+	"minik/internal/admission/plugins"
 	"minik/internal/api"
 	"minik/internal/auth"
 	"minik/internal/etcd"
+	"minik/internal/nodeagent"
 	"minik/internal/openapi"
 	"minik/internal/pki"
 	"minik/internal/registry"
@@ -57,6 +62,9 @@ type Config struct {
 	Controllers []string
 	// NoControllers runs no controller at all (tests of the API alone).
 	NoControllers bool
+	// NoScheduler runs no scheduler (tests that bind pods themselves or
+	// look at Pending pods).
+	NoScheduler bool
 	// ControllerWorkers is each controller's worker count; zero means 5.
 	ControllerWorkers int
 	// LeaderElect runs the controllers (and scheduler) only in the minikd
@@ -65,6 +73,58 @@ type Config struct {
 	// ShutdownTimeout bounds the wait for in-flight requests on stop.
 	// Zero means 10 seconds.
 	ShutdownTimeout time.Duration
+	// Nodes is how many simulated nodes run (minik-node-1 …); zero runs
+	// none. minikd's --nodes defaults to 3.
+	Nodes int
+	// NodeConfig is a file of Node templates the nodes take their labels,
+	// taints, capacity and nodeInfo from (see nodeagent.LoadNodeTemplates).
+	NodeConfig string
+	// ImagePolicy is the simulated registry's: "catalog" (the default:
+	// known repositories pull only their known tags, others pull fine) or
+	// "strict" (only the catalog pulls).
+	ImagePolicy string
+	// SimulationSpeed divides the nodes' simulated durations (pulls,
+	// back-offs, probe periods, sleeps in scripts); zero means 1.
+	SimulationSpeed float64
+	// NodeTiming, when set, is the nodes' whole timing (tests); it
+	// replaces SimulationSpeed.
+	NodeTiming *nodeagent.Timing
+	// KubeletPort is the port of the nodes' endpoints; zero means 10250.
+	KubeletPort int
+	// TokenAuthFile is a static token file in kube's CSV format
+	// (token,user,uid,"group1,group2"), as --token-auth-file.
+	TokenAuthFile string
+	// AnonymousAuth makes requests without credentials system:anonymous,
+	// authorized by RBAC, as kube's --anonymous-auth; otherwise they get
+	// 401 except on /healthz, /livez, /readyz and /version.
+	AnonymousAuth bool
+	// AuditPolicyFile is an audit.k8s.io/v1 Policy; empty records every
+	// request at Metadata in <data-dir>/audit.log.
+	AuditPolicyFile string
+	// AuthorizationMode is "Node,RBAC" (the default when empty) or
+	// "AlwaysAllow" (every authenticated request is allowed: for
+	// benchmarks of the chain's cost), as kube's --authorization-mode.
+	AuthorizationMode string
+	// ServiceClusterIPRange is the CIDR Services' cluster IPs come from;
+	// empty means api.DefaultServiceClusterIPRange (127.96.0.0/12).
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the range node ports come from ("30000-32767",
+	// the default when empty).
+	ServiceNodePortRange string
+	// ServiceProxy runs the Service data plane: a proxy on every ClusterIP
+	// and node port.
+	ServiceProxy bool
+	// IngressHTTP and IngressHTTPS are the Ingress/Gateway proxy's
+	// addresses; both empty runs no Ingress/Gateway controller.
+	IngressHTTP, IngressHTTPS string
+	// DisableAdmissionPlugins turns admission plugins off by name, as
+	// kube-apiserver's --disable-admission-plugins (see
+	// plugins.Names()).
+	DisableAdmissionPlugins []string
+	// IngressMode is how the Ingress/Gateway proxy reaches a Service:
+	// "service" (its ClusterIP, through the Service proxy; the default) or
+	// "direct" (straight to its ready endpoints).
+	IngressMode string
 }
 
 // Server is a running (or startable) minikd.
@@ -77,6 +137,13 @@ type Server struct {
 	addr       string
 	restConfig *rest.Config
 	etcd       *clientv3.Client
+
+	// files are the parsed token file and audit policy.
+	files authFiles
+
+	// serviceIPs and nodePorts are the parsed service ranges.
+	serviceIPs netip.Prefix
+	nodePorts  utilnet.PortRange
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests
@@ -112,7 +179,23 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("--data-dir %q: %w", cfg.DataDir, err)
 	}
 	cfg.DataDir = abs
-	return &Server{cfg: cfg, log: cfg.Logger, ready: make(chan struct{})}, nil
+	if cfg.ServiceClusterIPRange == "" {
+		cfg.ServiceClusterIPRange = api.DefaultServiceClusterIPRange
+	}
+	if cfg.ServiceNodePortRange == "" {
+		cfg.ServiceNodePortRange = api.DefaultServiceNodePortRange
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, ready: make(chan struct{})}
+	if s.files, err = loadAuthFiles(cfg); err != nil {
+		return nil, err
+	}
+	if s.serviceIPs, err = netip.ParsePrefix(cfg.ServiceClusterIPRange); err != nil {
+		return nil, fmt.Errorf("--service-cluster-ip-range %q: %w", cfg.ServiceClusterIPRange, err)
+	}
+	if err := s.nodePorts.Set(cfg.ServiceNodePortRange); err != nil {
+		return nil, fmt.Errorf("--service-node-port-range %q: %w", cfg.ServiceNodePortRange, err)
+	}
+	return s, nil
 }
 
 // Ready is closed once the API serves and the kubeconfig is written.
@@ -180,25 +263,65 @@ func (s *Server) Start(ctx context.Context) error {
 	defer db.Close()
 
 	resources := registry.All()
-	oapi, err := openapi.NewHandler(resources)
+	oapi, err := openapi.NewHandler(resources, api.Scheme)
 	if err != nil {
 		return fmt.Errorf("build openapi: %w", err)
 	}
+	stack, err := s.newAuthStack(ca, pkiDir, "https://"+addr)
+	if err != nil {
+		return err
+	}
+	defer stack.close()
+	defer stack.stop()
+	// The admission chain is filled once the server exists: its
+	// NamespaceLifecycle reads the server's storage, and the RBAC
+	// escalation check and NodeRestriction run after ServiceAccount.
+	chain := &admission.Chain{}
 	apiServer, err := api.New(api.Config{
 		Store:          storage.New(db.Client),
 		Resources:      resources,
-		Authenticators: []auth.Authenticator{auth.ClientCertAuthenticator{}},
-		Authorizers:    []auth.Authorizer{auth.MastersAuthorizer{}, auth.SystemComponentsAuthorizer{}},
+		Authenticators: stack.authenticators,
+		Authorizers:    stack.authorizers,
 		AnonymousPaths: []string{"/healthz", "/livez", "/readyz", "/version"},
+		AnonymousAuth:  s.cfg.AnonymousAuth,
+		TokenIssuer:    stack.issuer,
+		Audit:          stack.audit,
+		Admission:      chain,
 		Extra:          map[string]http.Handler{"/openapi/": oapi},
 		Version:        version.Info(),
 		Logger:         s.log,
+
+		ServiceClusterIPRange: s.serviceIPs,
+		ServiceNodePortRange:  s.nodePorts,
 	})
 	if err != nil {
 		return err
 	}
+	// The full chain, in kube's order, reading its configuration through a
+	// loopback client; its informers start once the API serves.
+	loopback, err := ca.LoadOrCreateClient(pkiDir, "apiserver-loopback", auth.UserAPIServer, []string{auth.GroupMasters})
+	if err != nil {
+		return fmt.Errorf("loopback credential: %w", err)
+	}
+	adm, err := plugins.New(plugins.Config{
+		RESTConfig: &rest.Config{
+			Host:            "https://" + addr,
+			TLSClientConfig: rest.TLSClientConfig{CAData: ca.CertPEM, CertData: loopback.CertPEM, KeyData: loopback.KeyPEM},
+		},
+		Resources:          resources,
+		Disabled:           s.cfg.DisableAdmissionPlugins,
+		NamespaceLifecycle: apiServer.NamespaceLifecycle(),
+		Validators:         stack.validators,
+		Logger:             s.log.With("component", "admission"),
+	})
+	if err != nil {
+		return err
+	}
+	*chain = *adm.Chain()
+	// What the API server runs in the background stops before etcd does.
+	defer apiServer.Stop()
 	srv := &http.Server{
-		Handler: apiServer,
+		Handler: admission.WithWarnings(apiServer),
 		TLSConfig: &tls.Config{
 			Certificates: []tls.Certificate{servingCert},
 			ClientAuth:   tls.VerifyClientCertIfGiven,
@@ -211,6 +334,16 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
+	admCtx, stopAdm := context.WithCancel(ctx)
+	admDone := make(chan struct{})
+	go func() { defer close(admDone); _ = adm.Start(admCtx) }()
+	// Admission informers stop before the API server does.
+	stopAdmission := func() { stopAdm(); <-admDone }
+	defer stopAdmission()
+	if !adm.WaitForCacheSync(ctx, 30*time.Second) {
+		_ = srv.Close()
+		return fmt.Errorf("admission informers did not sync")
+	}
 
 	restCfg := &rest.Config{
 		Host:            "https://" + addr,
@@ -218,6 +351,14 @@ func (s *Server) Start(ctx context.Context) error {
 		QPS:             -1,
 	}
 	if err := bootstrap(ctx, restCfg); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	if err := stack.start(ctx, restCfg); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	if err := apiServer.StartServices(ctx, addr); err != nil {
 		_ = srv.Close()
 		return err
 	}
@@ -260,6 +401,8 @@ func (s *Server) Start(ctx context.Context) error {
 	// Components stop first, while the API still serves their last writes.
 	stopComps()
 	compWG.Wait()
+	stack.stop()
+	stopAdmission()
 	apiServer.SetReady(false)
 	apiServer.Stop()
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)

@@ -3,7 +3,12 @@
 package testserver
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +16,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"minik/internal/admission/plugins"
+	"minik/internal/api"
+	"minik/internal/controllers"
+	"minik/internal/controllers/all"
+	"minik/internal/nodeagent"
 	"minik/internal/server"
 )
 
@@ -26,6 +36,11 @@ type Server struct {
 	Addr string
 	// Etcd is a client of the server's etcd.
 	Etcd *clientv3.Client
+	// IngressHTTP and IngressHTTPS are the Ingress/Gateway proxy's
+	// host:port when Options.DataPlane is set.
+	IngressHTTP, IngressHTTPS string
+	// ServiceClusterIPRange is the server's service CIDR.
+	ServiceClusterIPRange string
 
 	stop func()
 }
@@ -37,6 +52,63 @@ type Options struct {
 	// Controllers selects controllers as minikd's --controllers does; nil
 	// runs none, so that tests of the API alone see only their own writes.
 	Controllers []string
+	// Scheduler runs the default-scheduler beside the API server.
+	Scheduler bool
+	// DataPlane runs the Service proxy and the Ingress/Gateway proxy, the
+	// latter on free loopback ports, in IngressMode ("service" when
+	// empty).
+	DataPlane   bool
+	IngressMode string
+	// ServiceClusterIPRange is the service CIDR. Empty means a random /24
+	// of 127.96.0.0/12 with DataPlane (so that test servers running at
+	// once do not listen on the same ClusterIPs; a restart on the same
+	// data dir must pass the first server's), and minikd's default without.
+	ServiceClusterIPRange string
+	// DisableAdmissionPlugins turns admission plugins off by name, as
+	// minikd's --disable-admission-plugins.
+	DisableAdmissionPlugins []string
+	// ServiceAccountAdmission keeps the ServiceAccount admission plugin on
+	// although the serviceaccount controller does not run (the test creates
+	// the ServiceAccounts its pods run as). Without either, the plugin is
+	// off: no namespace would have its "default" ServiceAccount, and every
+	// pod would be refused, as on a cluster without that controller.
+	ServiceAccountAdmission bool
+	// Nodes is how many simulated nodes run (minik-node-1 …); 0 runs none.
+	Nodes int
+	// NodeTiming is the nodes' timing; nil means nodeagent.FastTiming().
+	NodeTiming *nodeagent.Timing
+	// TokenAuthFile, AnonymousAuth and AuditPolicyFile are minikd's
+	// --token-auth-file, --anonymous-auth and --audit-policy.
+	TokenAuthFile   string
+	AnonymousAuth   bool
+	AuditPolicyFile string
+	// AuthorizationMode is minikd's --authorization-mode.
+	AuthorizationMode string
+}
+
+// admissionOff is the admission plugins a test server runs without.
+func admissionOff(o Options) []string {
+	off := append([]string(nil), o.DisableAdmissionPlugins...)
+	if o.ServiceAccountAdmission || slices.Contains(off, plugins.ServiceAccount) {
+		return off
+	}
+	if o.Controllers != nil {
+		if on, err := controllers.Select(o.Controllers, all.Controllers()); err == nil && slices.Contains(on, "serviceaccount") {
+			return off
+		}
+	}
+	return append(off, plugins.ServiceAccount)
+}
+
+// freePort returns a loopback host:port nobody listens on now.
+func freePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // Start starts minikd (the API server, no controllers) on a new temporary
@@ -61,10 +133,28 @@ func StartWith(t testing.TB, o Options) *Server {
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
-	s, err := server.New(server.Config{
+	cfg := server.Config{
 		DataDir: dataDir, Listen: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second,
 		Controllers: o.Controllers, NoControllers: o.Controllers == nil,
-	})
+		NoScheduler:             !o.Scheduler,
+		DisableAdmissionPlugins: admissionOff(o),
+	}
+	cfg.ServiceClusterIPRange = o.ServiceClusterIPRange
+	cfg.TokenAuthFile, cfg.AnonymousAuth, cfg.AuditPolicyFile = o.TokenAuthFile, o.AnonymousAuth, o.AuditPolicyFile
+	cfg.AuthorizationMode = o.AuthorizationMode
+	cfg.Nodes, cfg.NodeTiming = o.Nodes, o.NodeTiming
+	if o.Nodes > 0 && cfg.NodeTiming == nil {
+		fast := nodeagent.FastTiming()
+		cfg.NodeTiming = &fast
+	}
+	if o.DataPlane {
+		if cfg.ServiceClusterIPRange == "" {
+			cfg.ServiceClusterIPRange = fmt.Sprintf("127.%d.%d.0/24", 96+rand.IntN(16), rand.IntN(256))
+		}
+		cfg.ServiceProxy, cfg.IngressMode = true, o.IngressMode
+		cfg.IngressHTTP, cfg.IngressHTTPS = freePort(t), freePort(t)
+	}
+	s, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +170,8 @@ func StartWith(t testing.TB, o Options) *Server {
 		cancel()
 		t.Fatal("minikd not ready after 60s")
 	}
-	ts := &Server{KubeconfigPath: s.KubeconfigPath(), RESTConfig: s.RESTConfig(), DataDir: dataDir, Addr: s.Addr(), Etcd: s.Etcd()}
+	ts := &Server{KubeconfigPath: s.KubeconfigPath(), RESTConfig: s.RESTConfig(), DataDir: dataDir, Addr: s.Addr(), Etcd: s.Etcd(),
+		IngressHTTP: cfg.IngressHTTP, IngressHTTPS: cfg.IngressHTTPS, ServiceClusterIPRange: cmp.Or(cfg.ServiceClusterIPRange, api.DefaultServiceClusterIPRange)}
 	stopped := false
 	ts.stop = func() {
 		if stopped {

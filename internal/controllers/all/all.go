@@ -2,9 +2,28 @@
 // kube-controller-manager gives them.
 package all
 
-import "minik/internal/controllers"
+import (
+	"minik/internal/controllers"
+	"minik/internal/controllers/deployment"
+	"minik/internal/controllers/endpointslice"
+	"minik/internal/controllers/garbagecollector"
+	"minik/internal/controllers/namespace"
+	"minik/internal/controllers/nodelifecycle"
+	"minik/internal/controllers/replicaset"
+	"minik/internal/controllers/resourcequota"
+	"minik/internal/controllers/serviceaccount"
+)
 
 // Controllers returns the known controllers by name.
 func Controllers() map[string]controllers.Constructor {
-	return map[string]controllers.Constructor{}
+	return map[string]controllers.Constructor{
+		"deployment":          deployment.New,
+		endpointslice.Name:    endpointslice.New,
+		replicaset.Name:       replicaset.New,
+		garbagecollector.Name: garbagecollector.New,
+		namespace.Name:        namespace.New,
+		resourcequota.Name:    resourcequota.New,
+		serviceaccount.Name:   serviceaccount.New,
+		nodelifecycle.Name:    nodelifecycle.New,
+	}
 }

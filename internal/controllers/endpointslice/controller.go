@@ -1,0 +1,269 @@
+// Package endpointslice is the EndpointSlice controller: for every Service
+// with a selector it keeps EndpointSlices listing the pods the selector
+// matches — their addresses, ports (named target ports resolved per pod),
+// node, zone and conditions ready/serving/terminating — as
+// kube-controller-manager's controller of that name does. An endpoint
+// exists as soon as its pod has an IP, ready or not: its ready condition
+// tells the data plane whether to send it traffic.
+//
+// It watches Services, Pods and its own EndpointSlices through the shared
+// informers and reconciles from a rate-limited workqueue keyed by Service
+// namespace/name. Slices it has written but not yet seen in its informer
+// make a Service's sync wait (the slice tracker), so that a slow watch
+// never makes it create a slice twice. Services without a selector are
+// left to whoever writes their slices.
+package endpointslice
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	"minik/internal/controllers"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "endpointslice"
+
+// Component is the source of the controller's events.
+const Component = "endpoint-slice-controller"
+
+// ManagedBy is the value of the endpointslice.kubernetes.io/managed-by
+// label on the slices this controller owns.
+const ManagedBy = "endpointslice-controller.k8s.io"
+
+// MaxEndpointsPerSlice bounds the endpoints of one slice, as
+// kube-controller-manager's --max-endpoints-per-slice default does.
+const MaxEndpointsPerSlice = 100
+
+// Event reasons.
+const (
+	// ReasonFailedToUpdateEndpointSlices: writing a Service's slices failed.
+	ReasonFailedToUpdateEndpointSlices = "FailedToUpdateEndpointSlices"
+)
+
+// Controller is the EndpointSlice controller.
+type Controller struct {
+	client   kubernetes.Interface
+	recorder record.EventRecorder
+	log      *slog.Logger
+
+	serviceLister  corelisters.ServiceLister
+	servicesSynced cache.InformerSynced
+	podLister      corelisters.PodLister
+	podsSynced     cache.InformerSynced
+	nodeLister     corelisters.NodeLister
+	nodesSynced    cache.InformerSynced
+	sliceLister    discoverylisters.EndpointSliceLister
+	slicesSynced   cache.InformerSynced
+
+	tracker *tracker
+	queue   workqueue.TypedRateLimitingInterface[string]
+}
+
+// New builds the controller on cc's shared Service, Pod, Node and
+// EndpointSlice informers. It implements controllers.Constructor.
+func New(cc *controllers.Context) (controllers.Controller, error) {
+	c := &Controller{
+		client:   cc.Client,
+		recorder: cc.Recorder(Component),
+		log:      cc.Logger,
+		tracker:  newTracker(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			// Conflicts and stale caches resolve within milliseconds: retry
+			// fast at first, as kube's controller does (1s there).
+			workqueue.NewTypedMaxOfRateLimiter(
+				workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 100*time.Second),
+			),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
+		),
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	svcInformer := cc.Informers.Core().V1().Services()
+	if _, err := svcInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueService,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueService(obj) },
+		DeleteFunc: c.enqueueService,
+	}); err != nil {
+		return nil, fmt.Errorf("endpointslice controller: watch services: %w", err)
+	}
+	c.serviceLister, c.servicesSynced = svcInformer.Lister(), svcInformer.Informer().HasSynced
+
+	podInformer := cc.Informers.Core().V1().Pods()
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { c.podChanged(nil, obj) },
+		UpdateFunc: c.podChanged,
+		DeleteFunc: func(obj interface{}) { c.podChanged(nil, obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("endpointslice controller: watch pods: %w", err)
+	}
+	c.podLister, c.podsSynced = podInformer.Lister(), podInformer.Informer().HasSynced
+
+	nodeInformer := cc.Informers.Core().V1().Nodes()
+	c.nodeLister, c.nodesSynced = nodeInformer.Lister(), nodeInformer.Informer().HasSynced
+
+	sliceInformer := cc.Informers.Discovery().V1().EndpointSlices()
+	if _, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.sliceChanged,
+		UpdateFunc: func(_, obj interface{}) { c.sliceChanged(obj) },
+		DeleteFunc: c.sliceDeleted,
+	}); err != nil {
+		return nil, fmt.Errorf("endpointslice controller: watch endpointslices: %w", err)
+	}
+	c.sliceLister, c.slicesSynced = sliceInformer.Lister(), sliceInformer.Informer().HasSynced
+	return c, nil
+}
+
+// Run reconciles with workers goroutines until ctx is done, then shuts the
+// queue down and returns once every worker has stopped.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.servicesSynced, c.podsSynced, c.nodesSynced, c.slicesSynced) {
+		return
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.sync(ctx, key); err != nil {
+		if ctx.Err() == nil && err != errStale {
+			c.log.Info("sync failed, will retry", "service", key, "err", err)
+		}
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+func (c *Controller) enqueueService(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	c.queue.Add(key)
+}
+
+// podChanged queues the Services selecting the pod, before and after the
+// change, when the change matters to an endpoint.
+func (c *Controller) podChanged(oldObj, obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	old, _ := oldObj.(*corev1.Pod)
+	if old != nil && !endpointChanged(old, pod) {
+		return
+	}
+	c.enqueueSelecting(pod)
+	if old != nil && !reflect.DeepEqual(old.Labels, pod.Labels) {
+		c.enqueueSelecting(old)
+	}
+}
+
+func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
+	svcs, err := c.serviceLister.Services(pod.Namespace).List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, svc := range svcs {
+		if svc.Spec.Selector == nil {
+			continue
+		}
+		if labels.SelectorFromValidatedSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) {
+			c.queue.Add(svc.Namespace + "/" + svc.Name)
+		}
+	}
+}
+
+// endpointChanged tells whether a pod update can change its endpoint.
+func endpointChanged(old, pod *corev1.Pod) bool {
+	return !reflect.DeepEqual(old.Labels, pod.Labels) ||
+		!reflect.DeepEqual(old.Status.PodIPs, pod.Status.PodIPs) || old.Status.PodIP != pod.Status.PodIP ||
+		isReady(old) != isReady(pod) || old.Status.Phase != pod.Status.Phase ||
+		(old.DeletionTimestamp == nil) != (pod.DeletionTimestamp == nil) ||
+		old.Spec.NodeName != pod.Spec.NodeName ||
+		old.Spec.Hostname != pod.Spec.Hostname || old.Spec.Subdomain != pod.Spec.Subdomain
+}
+
+// sliceChanged queues the Service of a managed slice that someone other
+// than this controller wrote (or that it wrote and its informer now shows,
+// which may unblock a waiting sync).
+func (c *Controller) sliceChanged(obj interface{}) {
+	slice, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok || !managed(slice) {
+		return
+	}
+	if c.tracker.shouldSync(slice) {
+		c.queue.Add(slice.Namespace + "/" + slice.Labels[discoveryv1.LabelServiceName])
+	}
+}
+
+func (c *Controller) sliceDeleted(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	slice, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok || !managed(slice) {
+		return
+	}
+	if c.tracker.observeDeletion(slice) {
+		c.queue.Add(slice.Namespace + "/" + slice.Labels[discoveryv1.LabelServiceName])
+	}
+}
+
+// managed tells whether this controller owns a slice.
+func managed(s *discoveryv1.EndpointSlice) bool {
+	return s.Labels[discoveryv1.LabelManagedBy] == ManagedBy && s.Labels[discoveryv1.LabelServiceName] != ""
+}
+
+func isReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,563 @@
+// Package replicaset is the ReplicaSet controller: it keeps the number of
+// pods a ReplicaSet selects equal to spec.replicas, creating pods from the
+// template and deleting those least far along first, and reports the
+// ReplicaSet's status, as kube-controller-manager's controller of that name
+// does.
+//
+// It watches ReplicaSets and Pods through the shared informers and
+// reconciles from a rate-limited workqueue keyed by namespace/name. Pod
+// creations and deletions it has made but not yet seen in its informer are
+// remembered (expectations), so that a slow watch never makes it create or
+// delete twice.
+package replicaset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"minik/internal/controllers"
+)
+
+// Name is the controller's name in --controllers.
+const Name = "replicaset"
+
+// Component is the source of the controller's events.
+const Component = "replicaset-controller"
+
+// Event reasons, and the ReplicaFailure condition's reasons.
+const (
+	ReasonSuccessfulCreate = "SuccessfulCreate"
+	ReasonFailedCreate     = "FailedCreate"
+	ReasonSuccessfulDelete = "SuccessfulDelete"
+	ReasonFailedDelete     = "FailedDelete"
+)
+
+const (
+	// burstReplicas bounds the pods created or deleted in one sync.
+	burstReplicas = 500
+	// slowStartInitialBatchSize is the first batch of creations; each
+	// batch that fully succeeds doubles the next.
+	slowStartInitialBatchSize = 1
+	// controllerUIDIndex indexes ReplicaSets by their controller's UID.
+	controllerUIDIndex = "replicaset.controllerUID"
+)
+
+var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+
+// Controller is the ReplicaSet controller.
+type Controller struct {
+	client   kubernetes.Interface
+	recorder record.EventRecorder
+	clock    clock.WithTicker
+	log      *slog.Logger
+
+	rsLister   appslisters.ReplicaSetLister
+	rsSynced   cache.InformerSynced
+	rsIndexer  cache.Indexer
+	podLister  corelisters.PodLister
+	podsSynced cache.InformerSynced
+
+	expectations *expectations
+	queue        workqueue.TypedRateLimitingInterface[string]
+}
+
+// New builds the controller on cc's shared ReplicaSet and Pod informers.
+// It implements controllers.Constructor.
+func New(cc *controllers.Context) (controllers.Controller, error) {
+	c := &Controller{
+		client:       cc.Client,
+		recorder:     cc.Recorder(Component),
+		clock:        cc.Clock,
+		log:          cc.Logger,
+		expectations: newExpectations(cc.Clock),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
+		),
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	rsInformer := cc.Informers.Apps().V1().ReplicaSets()
+	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addRS,
+		UpdateFunc: c.updateRS,
+		DeleteFunc: c.deleteRS,
+	}); err != nil {
+		return nil, fmt.Errorf("replicaset controller: watch replicasets: %w", err)
+	}
+	if err := rsInformer.Informer().AddIndexers(cache.Indexers{controllerUIDIndex: indexByControllerUID}); err != nil {
+		return nil, fmt.Errorf("replicaset controller: index replicasets: %w", err)
+	}
+	c.rsLister = rsInformer.Lister()
+	c.rsSynced = rsInformer.Informer().HasSynced
+	c.rsIndexer = rsInformer.Informer().GetIndexer()
+
+	podInformer := cc.Informers.Core().V1().Pods()
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addPod,
+		UpdateFunc: c.updatePod,
+		DeleteFunc: c.deletePod,
+	}); err != nil {
+		return nil, fmt.Errorf("replicaset controller: watch pods: %w", err)
+	}
+	c.podLister = podInformer.Lister()
+	c.podsSynced = podInformer.Informer().HasSynced
+	return c, nil
+}
+
+func indexByControllerUID(obj interface{}) ([]string, error) {
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok {
+		return nil, nil
+	}
+	ref := metav1.GetControllerOfNoCopy(rs)
+	if ref == nil {
+		return nil, nil
+	}
+	return []string{string(ref.UID)}, nil
+}
+
+// Run reconciles with workers goroutines until ctx is done, then shuts the
+// queue down and returns once every worker has stopped.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.rsSynced, c.podsSynced) {
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wait.UntilWithContext(ctx, c.worker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.sync(ctx, key); err != nil {
+		if ctx.Err() == nil {
+			c.log.Info("sync failed, will retry", "replicaset", key, "err", err)
+		}
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+func (c *Controller) enqueue(rs *appsv1.ReplicaSet) {
+	key, err := cache.MetaNamespaceKeyFunc(rs)
+	if err != nil {
+		return
+	}
+	c.queue.Add(key)
+}
+
+func (c *Controller) enqueueAfter(rs *appsv1.ReplicaSet, d time.Duration) {
+	key, err := cache.MetaNamespaceKeyFunc(rs)
+	if err != nil {
+		return
+	}
+	c.queue.AddAfter(key, d)
+}
+
+func (c *Controller) addRS(obj interface{}) { c.enqueue(obj.(*appsv1.ReplicaSet)) }
+
+func (c *Controller) updateRS(oldObj, newObj interface{}) {
+	oldRS, curRS := oldObj.(*appsv1.ReplicaSet), newObj.(*appsv1.ReplicaSet)
+	if oldRS.UID != curRS.UID {
+		// Deleted and recreated under the same name between two events.
+		key, _ := cache.MetaNamespaceKeyFunc(oldRS)
+		c.deleteRS(cache.DeletedFinalStateUnknown{Key: key, Obj: oldRS})
+	}
+	// Every update is synced, not only spec changes: a resync then retries
+	// ReplicaSets whose last creations failed.
+	c.enqueue(curRS)
+}
+
+func (c *Controller) deleteRS(obj interface{}) {
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if rs, ok = tombstone.Obj.(*appsv1.ReplicaSet); !ok {
+			return
+		}
+	}
+	key, err := cache.MetaNamespaceKeyFunc(rs)
+	if err != nil {
+		return
+	}
+	// A ReplicaSet created again under this name starts clean.
+	c.expectations.forget(key)
+	c.queue.Add(key)
+}
+
+// resolveControllerRef returns the ReplicaSet ref names, if it is one and
+// still the same object (same UID).
+func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
+	if ref.Kind != controllerKind.Kind {
+		return nil
+	}
+	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)
+	if err != nil || rs.UID != ref.UID {
+		return nil
+	}
+	return rs
+}
+
+// podReplicaSets returns the ReplicaSets whose selector matches an orphan
+// pod, which may want to adopt it.
+func (c *Controller) podReplicaSets(pod *corev1.Pod) []*appsv1.ReplicaSet {
+	rss, err := c.rsLister.GetPodReplicaSets(pod)
+	if err != nil {
+		return nil
+	}
+	if len(rss) > 1 {
+		c.log.Warn("more than one ReplicaSet selects a pod", "pod", pod.Namespace+"/"+pod.Name, "labels", pod.Labels)
+	}
+	return rss
+}
+
+func (c *Controller) addPod(obj interface{}) {
+	pod := obj.(*corev1.Pod)
+	if pod.DeletionTimestamp != nil {
+		// Seen first already being deleted (after a restart, say): this is
+		// no creation to observe.
+		c.deletePod(pod)
+		return
+	}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		rs := c.resolveControllerRef(pod.Namespace, ref)
+		if rs == nil {
+			return
+		}
+		key, _ := cache.MetaNamespaceKeyFunc(rs)
+		c.expectations.creationObserved(key)
+		c.queue.Add(key)
+		return
+	}
+	// An orphan: wake whoever may adopt it. No creation is observed, since
+	// no ReplicaSet created it.
+	for _, rs := range c.podReplicaSets(pod) {
+		c.enqueue(rs)
+	}
+}
+
+func (c *Controller) updatePod(oldObj, newObj interface{}) {
+	oldPod, curPod := oldObj.(*corev1.Pod), newObj.(*corev1.Pod)
+	if curPod.ResourceVersion == oldPod.ResourceVersion {
+		return
+	}
+	labelsChanged := !reflect.DeepEqual(curPod.Labels, oldPod.Labels)
+	if curPod.DeletionTimestamp != nil {
+		// A graceful deletion starts: the ReplicaSet replaces the pod now,
+		// not when its kubelet finally removes it.
+		c.deletePod(curPod)
+		if labelsChanged {
+			c.deletePod(oldPod)
+		}
+		return
+	}
+	curRef, oldRef := metav1.GetControllerOfNoCopy(curPod), metav1.GetControllerOfNoCopy(oldPod)
+	refChanged := !reflect.DeepEqual(curRef, oldRef)
+	if refChanged && oldRef != nil {
+		if rs := c.resolveControllerRef(oldPod.Namespace, oldRef); rs != nil {
+			c.enqueue(rs)
+		}
+	}
+	if curRef != nil {
+		rs := c.resolveControllerRef(curPod.Namespace, curRef)
+		if rs == nil {
+			return
+		}
+		c.enqueue(rs)
+		if !isPodReady(oldPod) && isPodReady(curPod) && rs.Spec.MinReadySeconds > 0 {
+			// Look again once the pod may count as available (a second
+			// more absorbs clock granularity).
+			c.enqueueAfter(rs, time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
+		}
+		return
+	}
+	if labelsChanged || refChanged {
+		for _, rs := range c.podReplicaSets(curPod) {
+			c.enqueue(rs)
+		}
+	}
+}
+
+func (c *Controller) deletePod(obj interface{}) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return
+		}
+		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
+			return
+		}
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil {
+		return
+	}
+	rs := c.resolveControllerRef(pod.Namespace, ref)
+	if rs == nil {
+		return
+	}
+	key, _ := cache.MetaNamespaceKeyFunc(rs)
+	c.expectations.deletionObserved(key, pod.Namespace+"/"+pod.Name)
+	c.queue.Add(key)
+}
+
+// sync reconciles one ReplicaSet: it claims the pods it should own, creates
+// or deletes pods when no earlier creation or deletion is still unseen,
+// and writes the status. It is never called twice at once for a key.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	rs, err := c.rsLister.ReplicaSets(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.expectations.forget(key)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get replicaset %s: %w", key, err)
+	}
+	needsSync := c.expectations.satisfied(key)
+	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+	if err != nil {
+		// No retry fixes a selector: report it once and wait for an edit.
+		c.log.Error("replicaset has an invalid selector", "replicaset", key, "err", err)
+		return nil
+	}
+	// All pods, to also release those that carry our controller reference
+	// but no longer match the selector.
+	all, err := c.podLister.Pods(namespace).List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("list pods of replicaset %s: %w", key, err)
+	}
+	var active, terminating []*corev1.Pod
+	for _, p := range all {
+		if isPodActive(p) {
+			active = append(active, p)
+		} else if isPodTerminating(p) && isControlledBy(p, rs.UID) && selector.Matches(labels.Set(p.Labels)) {
+			terminating = append(terminating, p)
+		}
+	}
+	active, err = c.claimPods(ctx, rs, selector, active)
+	if err != nil {
+		return err
+	}
+	var manageErr error
+	if needsSync && rs.DeletionTimestamp == nil {
+		manageErr = c.manageReplicas(ctx, key, active, rs)
+	}
+	now := c.clock.Now()
+	status := calculateStatus(rs, active, terminating, manageErr, now)
+	updated, err := updateStatus(ctx, c.client.AppsV1().ReplicaSets(namespace), rs.DeepCopy(), status)
+	if err != nil {
+		return errors.Join(manageErr, err)
+	}
+	// Look again when the ready pods should have become available.
+	if manageErr == nil && updated.Spec.MinReadySeconds > 0 &&
+		int(updated.Status.ReadyReplicas) == replicas(updated) &&
+		int(updated.Status.AvailableReplicas) != replicas(updated) {
+		c.queue.AddAfter(key, time.Duration(updated.Spec.MinReadySeconds)*time.Second)
+	}
+	return manageErr
+}
+
+// manageReplicas creates or deletes pods until rs has spec.replicas active
+// ones, at most burstReplicas at a time. It returns the first error met;
+// pods it did not get to are left for the retry.
+func (c *Controller) manageReplicas(ctx context.Context, key string, active []*corev1.Pod, rs *appsv1.ReplicaSet) error {
+	diff := len(active) - replicas(rs)
+	switch {
+	case diff < 0:
+		n := min(-diff, burstReplicas)
+		c.expectations.expectCreations(key, n)
+		c.log.Debug("too few replicas", "replicaset", key, "need", replicas(rs), "creating", n)
+		created, err := slowStartBatch(n, slowStartInitialBatchSize, func() error { return c.createPod(ctx, rs) })
+		// Creations never attempted, or refused, will never be observed.
+		for i := created; i < n; i++ {
+			c.expectations.creationObserved(key)
+		}
+		return err
+	case diff > 0:
+		n := min(diff, burstReplicas)
+		c.log.Debug("too many replicas", "replicaset", key, "need", replicas(rs), "deleting", n)
+		victims := podsToDelete(active, c.relatedPods(rs), n, c.clock.Now())
+		podKeys := make([]string, len(victims))
+		for i, p := range victims {
+			podKeys[i] = p.Namespace + "/" + p.Name
+		}
+		c.expectations.expectDeletions(key, podKeys)
+		errs := make([]error, len(victims))
+		var wg sync.WaitGroup
+		for i, p := range victims {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := c.deletePodOf(ctx, rs, p.Name); err != nil {
+					// This deletion will never be observed.
+					c.expectations.deletionObserved(key, podKeys[i])
+					if !apierrors.IsNotFound(err) {
+						errs[i] = err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// createPod creates one pod of rs. A refusal is returned as the API
+// server's error, unwrapped: its message becomes the ReplicaFailure
+// condition's, as on a real cluster.
+func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
+	pod := podFromTemplate(&rs.Spec.Template, rs.Name, metav1.NewControllerRef(rs, controllerKind))
+	if len(pod.Labels) == 0 {
+		return errors.New("unable to create pods, no labels")
+	}
+	created, err := c.client.CoreV1().Pods(rs.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			// Every creation would fail until the namespace is gone; kube
+			// neither reports nor retries this.
+			return nil
+		}
+		c.recorder.Eventf(rs, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+		return err
+	}
+	c.log.Debug("created pod", "replicaset", rs.Namespace+"/"+rs.Name, "pod", created.Name)
+	c.recorder.Eventf(rs, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", created.Name)
+	return nil
+}
+
+// deletePodOf deletes the pod name of rs. NotFound is returned as is.
+func (c *Controller) deletePodOf(ctx context.Context, rs *appsv1.ReplicaSet, name string) error {
+	err := c.client.CoreV1().Pods(rs.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return err
+	}
+	if err != nil {
+		c.recorder.Eventf(rs, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
+		return fmt.Errorf("unable to delete pods: %w", err)
+	}
+	c.recorder.Eventf(rs, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %v", name)
+	return nil
+}
+
+// relatedPods returns the pods of every ReplicaSet that has the same
+// controller as rs (the ReplicaSets of one Deployment), or rs's own when it
+// has none.
+func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
+	siblings := []*appsv1.ReplicaSet{rs}
+	if ref := metav1.GetControllerOfNoCopy(rs); ref != nil {
+		if objs, err := c.rsIndexer.ByIndex(controllerUIDIndex, string(ref.UID)); err == nil {
+			siblings = siblings[:0]
+			for _, o := range objs {
+				siblings = append(siblings, o.(*appsv1.ReplicaSet))
+			}
+		}
+	}
+	seen := map[types.UID]bool{}
+	var out []*corev1.Pod
+	for _, s := range siblings {
+		sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
+		if err != nil {
+			continue
+		}
+		pods, err := c.podLister.Pods(s.Namespace).List(sel)
+		if err != nil {
+			continue
+		}
+		for _, p := range pods {
+			if !seen[p.UID] {
+				seen[p.UID] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// slowStartBatch calls fn count times, in concurrent batches of
+// initialBatchSize, then twice as many after each batch that fully
+// succeeds. The first failing batch ends it. It returns how many calls
+// succeeded and the first error. A quota or admission refusal thus costs
+// one request, not count.
+func slowStartBatch(count, initialBatchSize int, fn func() error) (int, error) {
+	remaining, successes := count, 0
+	for batch := min(remaining, initialBatchSize); batch > 0; batch = min(2*batch, remaining) {
+		errs := make(chan error, batch)
+		var wg sync.WaitGroup
+		for i := 0; i < batch; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := fn(); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		successes += batch - len(errs)
+		if len(errs) > 0 {
+			return successes, <-errs
+		}
+		remaining -= batch
+	}
+	return successes, nil
+}
+
+func isControlledBy(p *corev1.Pod, uid types.UID) bool {
+	ref := metav1.GetControllerOfNoCopy(p)
+	return ref != nil && ref.UID == uid
+}

@@ -1,0 +1,124 @@
+package replicaset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
+)
+
+// calculateStatus is the status rs should report for its active and
+// terminating pods at now; manageErr, the error of the last attempt to
+// create or delete pods, sets or clears the ReplicaFailure condition.
+func calculateStatus(rs *appsv1.ReplicaSet, active, terminating []*corev1.Pod, manageErr error, now time.Time) appsv1.ReplicaSetStatus {
+	status := *rs.Status.DeepCopy()
+	templateLabels := labels.Set(rs.Spec.Template.Labels).AsSelectorPreValidated()
+	var fullyLabeled, ready, available int32
+	for _, p := range active {
+		if templateLabels.Matches(labels.Set(p.Labels)) {
+			fullyLabeled++
+		}
+		if isPodReady(p) {
+			ready++
+			if isPodAvailable(p, rs.Spec.MinReadySeconds, now) {
+				available++
+			}
+		}
+	}
+	failure := condition(rs.Status, appsv1.ReplicaSetReplicaFailure)
+	switch {
+	case manageErr != nil && failure == nil:
+		reason := ""
+		if diff := len(active) - replicas(rs); diff < 0 {
+			reason = ReasonFailedCreate
+		} else if diff > 0 {
+			reason = ReasonFailedDelete
+		}
+		setCondition(&status, appsv1.ReplicaSetCondition{
+			Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue,
+			LastTransitionTime: metav1.NewTime(now), Reason: reason, Message: manageErr.Error(),
+		})
+	case manageErr == nil && failure != nil:
+		removeCondition(&status, appsv1.ReplicaSetReplicaFailure)
+	}
+	status.Replicas = int32(len(active))
+	status.FullyLabeledReplicas = fullyLabeled
+	status.ReadyReplicas = ready
+	status.AvailableReplicas = available
+	n := int32(len(terminating))
+	status.TerminatingReplicas = &n
+	return status
+}
+
+// replicas is the desired number of replicas (1 when unset, as defaulted).
+func replicas(rs *appsv1.ReplicaSet) int {
+	if rs.Spec.Replicas == nil {
+		return 1
+	}
+	return int(*rs.Spec.Replicas)
+}
+
+func condition(s appsv1.ReplicaSetStatus, t appsv1.ReplicaSetConditionType) *appsv1.ReplicaSetCondition {
+	for i := range s.Conditions {
+		if s.Conditions[i].Type == t {
+			return &s.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition adds or replaces a condition, keeping the existing one when
+// its status and reason are unchanged.
+func setCondition(s *appsv1.ReplicaSetStatus, c appsv1.ReplicaSetCondition) {
+	if cur := condition(*s, c.Type); cur != nil && cur.Status == c.Status && cur.Reason == c.Reason {
+		return
+	}
+	removeCondition(s, c.Type)
+	s.Conditions = append(s.Conditions, c)
+}
+
+func removeCondition(s *appsv1.ReplicaSetStatus, t appsv1.ReplicaSetConditionType) {
+	var out []appsv1.ReplicaSetCondition
+	for _, c := range s.Conditions {
+		if c.Type != t {
+			out = append(out, c)
+		}
+	}
+	s.Conditions = out
+}
+
+// updateStatus writes status to rs (a copy the caller owns) unless nothing
+// changed, recording the generation it acted on. It retries once, on a
+// fresh read, as kube's controller does.
+func updateStatus(ctx context.Context, c typedappsv1.ReplicaSetInterface, rs *appsv1.ReplicaSet, status appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
+	status.ObservedGeneration = rs.Generation
+	if apiequality.Semantic.DeepEqual(rs.Status, status) {
+		return rs, nil
+	}
+	for attempt := 0; ; attempt++ {
+		rs.Status = status
+		updated, err := c.UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+		if err == nil {
+			return updated, nil
+		}
+		if attempt >= 1 {
+			return nil, fmt.Errorf("update status of replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
+		}
+		fresh, getErr := c.Get(ctx, rs.Name, metav1.GetOptions{})
+		if getErr != nil {
+			return nil, fmt.Errorf("get replicaset %s/%s: %w", rs.Namespace, rs.Name, getErr)
+		}
+		if fresh.UID != rs.UID {
+			return nil, fmt.Errorf("replicaset %s/%s was replaced while updating its status", rs.Namespace, rs.Name)
+		}
+		// The status was computed for the generation read first: keep
+		// reporting that one.
+		rs = fresh
+	}
+}

@@ -1,0 +1,36 @@
+// Package nodeagent runs minik's simulated nodes: each one a kubelet of
+// its own, a client of the API server as user system:node:<name> (group
+// system:nodes), with a simulated container runtime (package runtime).
+//
+// A node registers its Node (capacity, labels, conditions, addresses,
+// nodeInfo, daemon endpoint, pod CIDR), renews its Lease in
+// kube-node-lease every 10 seconds and posts its status when it changes
+// (or every 5 minutes), as the kubelet does. It watches the pods bound to
+// it (field selector spec.nodeName) and, for each, runs a worker that
+// does what the kubelet does: volumes (FailedMount when a ConfigMap or
+// Secret is missing), the sandbox and its IP, image pulls with their
+// events and back-off, the environment (CreateContainerConfigError), init
+// containers in order, containers with their restart policy and
+// CrashLoopBackOff, probes, and the pod's status, written to pods/status.
+// A pod being deleted is stopped within its grace period, then deleted
+// with grace 0.
+//
+// Addresses are loopback, so that what pods serve is reachable from the
+// host: node k (the k-th address block) has InternalIP 127.<1+k/256>.
+// <k%256>.1 and pod CIDR 127.<1+k/256>.<k%256>.0/24; its pods get .2 to
+// .254, and its endpoint (logs) listens on InternalIP:10250. Blocks stay
+// below 127.96.0.0, where Service cluster IPs begin. Binding a loopback
+// address other than 127.0.0.1 needs Linux; binding ports below 1024
+// (nginx's 80) needs root or net.ipv4.ip_unprivileged_port_start=0 —
+// otherwise nginx fails to start as it would ("bind() to 0.0.0.0:80
+// failed (13: Permission denied)").
+//
+// Container logs are files in the CRI format under
+// <DataDir>/<node>/pods/<namespace>_<pod>_<uid>/<container>/<restart>.log,
+// served on the node's endpoint at /containerLogs/<namespace>/<pod>/
+// <container>, where the API server proxies pods/log.
+//
+// Simulated time (pulls, sandbox, back-offs, probe periods, sleeps in
+// scripts, grace periods) is divided by Timing.Speed; heartbeats are real
+// time.
+package nodeagent

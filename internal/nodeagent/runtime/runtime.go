@@ -1,0 +1,476 @@
+// Package runtime is minik's simulated container runtime: one per node,
+// as containerd is. It pulls images from a simulated registry, runs
+// containers whose behaviour follows data (rules.yaml: which images and
+// tags exist, what their programs do), interprets the shell scripts
+// manifests carry (shellparse.go), serves real HTTP on the pod's IP for
+// the programs that serve, and reports exit codes.
+//
+// Time is simulated: every duration (pulls, sleep in scripts) is divided
+// by the speed, so that tests run a minute of cluster life in a second.
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Config configures a node's runtime.
+type Config struct {
+	// Rules are the simulation rules; nil means DefaultRules().
+	Rules *Rules
+	// Policy decides how images outside the catalog pull.
+	Policy ImagePolicy
+	// Clock tells the time; nil means the real clock.
+	Clock clock.WithTicker
+	// Speed divides every simulated duration; zero means 1 (real time).
+	Speed float64
+	// PullLatency is the fixed part of a pull (resolving the manifest).
+	PullLatency time.Duration
+	// PullBandwidth is the pull rate in bytes per second; zero means
+	// 64 MiB/s.
+	PullBandwidth int64
+	// ParallelPulls lets pulls run at once; by default a node pulls one
+	// image at a time, as the kubelet's serializeImagePulls does.
+	ParallelPulls bool
+}
+
+// Runtime is one node's container runtime: its image store and its
+// containers. It is safe for concurrent use.
+type Runtime struct {
+	cfg    Config
+	rules  *Rules
+	pullMu sync.Mutex
+
+	mu     sync.Mutex
+	images map[string]Image
+}
+
+// New returns a node's runtime, with no image pulled.
+func New(cfg Config) *Runtime {
+	if cfg.Rules == nil {
+		cfg.Rules = DefaultRules()
+	}
+	if cfg.Policy == "" {
+		cfg.Policy = PolicyCatalog
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Speed <= 0 {
+		cfg.Speed = 1
+	}
+	if cfg.PullBandwidth <= 0 {
+		cfg.PullBandwidth = 64 << 20
+	}
+	return &Runtime{cfg: cfg, rules: cfg.Rules, images: map[string]Image{}}
+}
+
+// Rules returns the runtime's rules.
+func (r *Runtime) Rules() *Rules { return r.rules }
+
+// scale turns a simulated duration into a real one.
+func (r *Runtime) scale(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / r.cfg.Speed)
+}
+
+// ImagePresent tells whether the image is in the node's store. The error
+// is a reference that cannot be parsed (InvalidImageName).
+func (r *Runtime) ImagePresent(image string) (bool, error) {
+	ref, err := ParseReference(image)
+	if err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.images[ref.String()]
+	return ok, nil
+}
+
+// PullResult is a finished pull: the image, how long the pull took and
+// how long it took including the wait for the node's previous pulls, both
+// in simulated time.
+type PullResult struct {
+	Image    Image
+	Duration time.Duration
+	Total    time.Duration
+}
+
+// Pull pulls an image, taking its simulated time, and stores it. It fails
+// as the registry would (a *PullError) or when ctx ends.
+func (r *Runtime) Pull(ctx context.Context, image string) (PullResult, error) {
+	ref, err := ParseReference(image)
+	if err != nil {
+		return PullResult{}, err
+	}
+	clk := r.cfg.Clock
+	queued := clk.Now()
+	if !r.cfg.ParallelPulls {
+		// Wait for the node's pulls one at a time, giving up with ctx.
+		got := make(chan struct{})
+		go func() {
+			r.pullMu.Lock()
+			close(got)
+		}()
+		select {
+		case <-got:
+		case <-ctx.Done():
+			go func() { <-got; r.pullMu.Unlock() }()
+			return PullResult{}, ctx.Err()
+		}
+		defer r.pullMu.Unlock()
+	}
+	began := clk.Now()
+	img, resolveErr := r.rules.Resolve(ref, r.cfg.Policy)
+	d := r.cfg.PullLatency
+	if resolveErr == nil {
+		r.mu.Lock()
+		_, present := r.images[ref.String()]
+		r.mu.Unlock()
+		if !present {
+			d += time.Duration(float64(img.Size) / float64(r.cfg.PullBandwidth) * float64(time.Second))
+		}
+	}
+	if d > 0 {
+		t := clk.NewTimer(r.scale(d))
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+			return PullResult{}, ctx.Err()
+		}
+	}
+	if resolveErr != nil {
+		return PullResult{}, resolveErr
+	}
+	r.mu.Lock()
+	r.images[ref.String()] = img
+	r.mu.Unlock()
+	waited := time.Duration(float64(began.Sub(queued)) * r.cfg.Speed)
+	return PullResult{Image: img, Duration: d, Total: d + waited}, nil
+}
+
+// Images lists the node's images.
+func (r *Runtime) Images() []Image {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Image, 0, len(r.images))
+	for _, im := range r.images {
+		out = append(out, im)
+	}
+	return out
+}
+
+// EnvVar is an environment variable of a container.
+type EnvVar struct {
+	Name  string
+	Value string
+}
+
+// ContainerSpec is what a container runs: the kubelet has resolved its
+// environment and mounts, and expanded $(VAR) references in its command
+// and args.
+type ContainerSpec struct {
+	// Name is the container's name.
+	Name string
+	// Image is the image as the pod spec names it; it must have been
+	// pulled.
+	Image   string
+	Command []string
+	Args    []string
+	Env     []EnvVar
+	// Ports are the declared TCP container ports: what a generic server
+	// listens on.
+	Ports []int32
+	// IP is the pod's IP: servers listen there.
+	IP string
+	// Hostname is the pod's host name (its name).
+	Hostname string
+	// Pod is namespace/name, named by the pages served.
+	Pod string
+	// Node is the node's name, named by the pages served.
+	Node string
+	// Mounts are the container's volume mounts.
+	Mounts []Mount
+	// Log receives the container's output.
+	Log LogSink
+}
+
+// Exit is how a container ended.
+type Exit struct {
+	Code     int32
+	Reason   string // Completed, Error, StartError
+	Message  string
+	Started  time.Time
+	Finished time.Time
+}
+
+// Container is a created container: Start runs it; Stop stops it.
+type Container struct {
+	// ID is the runtime's container ID (64 hex digits).
+	ID   string
+	spec ContainerSpec
+	p    *process
+	rt   *Runtime
+
+	mu      sync.Mutex
+	started time.Time
+	exit    *Exit
+	done    chan struct{}
+	stopOne sync.Once
+	killOne sync.Once
+}
+
+// Create creates a container from an image the node has.
+func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
+	ref, err := ParseReference(spec.Image)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	img, ok := r.images[ref.String()]
+	r.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("image %q is not present on the node", spec.Image)
+	}
+	var id [32]byte
+	_, _ = rand.Read(id[:])
+	c := &Container{ID: hex.EncodeToString(id[:]), spec: spec, rt: r, done: make(chan struct{})}
+	files := map[string][]byte{"etc/hostname": []byte(spec.Hostname + "\n")}
+	c.p = &process{
+		rules: r.rules, image: img.rule, spec: &c.spec, fs: newFS(spec.Mounts, files),
+		clock: r.cfg.Clock, speed: r.cfg.Speed,
+		stdout: &lineWriter{stream: "stdout", sink: spec.Log},
+		stderr: &lineWriter{stream: "stderr", sink: spec.Log},
+		termC:  make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
+	}
+	return c, nil
+}
+
+// argv is the container's command line: command (or the image's
+// entrypoint) then args (or, with neither command nor args, the image's
+// cmd).
+func (c *Container) argv() []string {
+	var entry, cmd []string
+	if rule := c.p.image; rule != nil {
+		entry, cmd = rule.Entrypoint, rule.Cmd
+	}
+	switch {
+	case len(c.spec.Command) > 0:
+		return append(append([]string(nil), c.spec.Command...), c.spec.Args...)
+	case len(c.spec.Args) > 0:
+		return append(append([]string(nil), entry...), c.spec.Args...)
+	}
+	return append(append([]string(nil), entry...), cmd...)
+}
+
+// env is the process environment: what the image and the kubelet set,
+// then the container's variables.
+func (c *Container) env() map[string]string {
+	env := map[string]string{
+		"PATH":     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOSTNAME": c.spec.Hostname,
+		"HOME":     "/root",
+	}
+	for _, e := range c.spec.Env {
+		env[e.Name] = e.Value
+	}
+	return env
+}
+
+// startWait bounds how long Start waits for the process to reach its
+// first wait (servers listening).
+const startWait = 2 * time.Second
+
+// Start starts the container's process. It returns once the process
+// waits for something (a server listens, a sleep begins) or has ended,
+// so that probes find servers up. A start error (the executable is not
+// in the image) leaves the container exited with code 128, reason
+// StartError, and is returned.
+func (c *Container) Start() error {
+	c.mu.Lock()
+	c.started = c.rt.cfg.Clock.Now()
+	c.mu.Unlock()
+	argv := c.argv()
+	top, err := c.p.resolveTop(argv)
+	if err != nil {
+		c.finish(&Exit{Code: 128, Reason: "StartError", Message: err.Error()})
+		return err
+	}
+	go c.run(argv, top)
+	t := time.NewTimer(startWait)
+	defer t.Stop()
+	select {
+	case <-c.p.started:
+	case <-c.done:
+	case <-t.C:
+	}
+	return nil
+}
+
+func (c *Container) run(argv []string, top *ProgramRule) {
+	sh := c.p.newShell(c.env())
+	var code int
+	var err error
+	if top != nil {
+		code, err = c.p.runProgram(sh, top, argv, true)
+	} else {
+		code, err = sh.exec(argv, true)
+	}
+	var ee exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case errors.Is(err, errKilled):
+		code = 137
+	case err != nil:
+		fmt.Fprintf(c.p.stderr, "sh: %v\n", err)
+		code = 2
+	}
+	c.p.stdout.(*lineWriter).flush()
+	c.p.stderr.(*lineWriter).flush()
+	reason := "Completed"
+	if code != 0 {
+		reason = "Error"
+	}
+	c.finish(&Exit{Code: int32(code), Reason: reason})
+}
+
+func (c *Container) finish(e *Exit) {
+	c.mu.Lock()
+	e.Started, e.Finished = c.started, c.rt.cfg.Clock.Now()
+	if c.exit == nil {
+		c.exit = e
+		close(c.done)
+	}
+	c.mu.Unlock()
+	c.p.signalStarted()
+}
+
+// Done is closed when the container's process has ended.
+func (c *Container) Done() <-chan struct{} { return c.done }
+
+// Exit returns how the container ended, or nil while it runs.
+func (c *Container) Exit() *Exit {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exit == nil {
+		return nil
+	}
+	e := *c.exit
+	return &e
+}
+
+// StartedAt is when Start was called.
+func (c *Container) StartedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started
+}
+
+// Stop sends SIGTERM, waits up to grace (simulated time) for the process
+// to end, then sends SIGKILL. It returns when the process has ended or
+// ctx is done.
+func (c *Container) Stop(ctx context.Context, grace time.Duration) {
+	c.stopOne.Do(func() { close(c.p.termC) })
+	if grace > 0 {
+		t := c.rt.cfg.Clock.NewTimer(c.rt.scale(grace))
+		select {
+		case <-c.done:
+			t.Stop()
+			return
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	c.Kill()
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+	}
+}
+
+// Kill sends SIGKILL.
+func (c *Container) Kill() {
+	c.killOne.Do(func() { close(c.p.killC) })
+}
+
+// ErrNotRunning is the error of an exec in a container that has ended.
+var ErrNotRunning = errors.New("container is not running")
+
+// Exec runs a command in the running container, as an exec probe does,
+// and returns its combined output and exit code. It ends with ctx (the
+// probe's timeout).
+func (c *Container) Exec(ctx context.Context, argv []string) ([]byte, int, error) {
+	select {
+	case <-c.done:
+		return nil, 0, ErrNotRunning
+	default:
+	}
+	if len(argv) == 0 {
+		return nil, 0, errors.New("OCI runtime exec failed: exec failed: unable to start container process: exec: no command: unknown")
+	}
+	var out bytes.Buffer
+	w := &syncWriter{w: &out}
+	p := &process{
+		rules: c.p.rules, image: c.p.image, spec: c.p.spec, fs: c.p.fs, clock: c.p.clock, speed: c.p.speed,
+		stdout: w, stderr: w, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
+	}
+	top, err := p.resolveTop(argv)
+	if err != nil || (top != nil && top.Names[0] == "(generic)") {
+		return nil, 0, fmt.Errorf("OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", argv[0])
+	}
+	result := make(chan int, 1)
+	go func() {
+		sh := p.newShell(c.env())
+		code, err := sh.exec(argv, true)
+		var ee exitError
+		switch {
+		case errors.As(err, &ee):
+			code = ee.code
+		case err != nil:
+			code = 137
+		}
+		result <- code
+	}()
+	select {
+	case code := <-result:
+		return w.bytes(), code, nil
+	case <-ctx.Done():
+		close(p.killC)
+		return w.bytes(), 0, ctx.Err()
+	case <-c.done:
+		close(p.killC)
+		return w.bytes(), 0, ErrNotRunning
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}
+
+func (s *syncWriter) bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]byte(nil), s.w.(*bytes.Buffer).Bytes()...)
+}
+
+// ReadFile reads a file of the container's file system (its own files and
+// its volumes), as the kubelet reads a termination message.
+func (c *Container) ReadFile(path string) ([]byte, error) { return c.p.fs.read(path) }
