@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The seed journey as far as minik walks it today: start minikd on a
-# temporary data dir, apply testdata/web.yaml, read it back, stop cleanly.
+# The seed's release journey, stage by stage, on a fresh minikd with a
+# temporary data dir: apply → controllers → scheduler → nodes → ready →
+# endpoints → routed traffic → rollout converged, then two of the failure
+# checkpoints. Stops minikd cleanly and removes the data dir at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
@@ -17,9 +19,27 @@ cleanup() {
 }
 trap cleanup EXIT
 
+stage() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+k() { "$BIN/minikctl" "$@"; }
 
-"$BIN/minikd" --data-dir "$DATA" --listen 127.0.0.1:0 >"$LOG" 2>&1 &
+# A free loopback port for the ingress proxy: one nobody answers on.
+free_port() {
+	local p
+	for p in $(seq "$1" $(($1 + 100))); do
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	echo "no free port near $1" >&2
+	exit 1
+}
+HTTP_PORT=$(free_port 18080)
+HTTPS_PORT=$(free_port $((HTTP_PORT + 1)))
+
+"$BIN/minikd" --data-dir "$DATA" --listen 127.0.0.1:0 \
+	--ingress-http "127.0.0.1:$HTTP_PORT" --ingress-https "127.0.0.1:$HTTPS_PORT" >"$LOG" 2>&1 &
 PID=$!
 for _ in $(seq 1 200); do
 	[ -f "$DATA/kubeconfig" ] && break
@@ -27,24 +47,72 @@ for _ in $(seq 1 200); do
 	sleep 0.05
 done
 [ -f "$DATA/kubeconfig" ] || { echo "minikd did not become ready"; cat "$LOG"; exit 1; }
-head -1 "$LOG"
+grep -m1 'minikd serving' "$LOG"
 export KUBECONFIG="$DATA/kubeconfig"
 NS=demo
 
-step "kubectl apply -f web.yaml"
-"$BIN/minikctl" apply -f testdata/web.yaml
-step "kubectl apply -f web.yaml   # again: nothing changes"
-"$BIN/minikctl" apply -f testdata/web.yaml
-step "kubectl -n $NS get deployment,replicaset,pod"
-"$BIN/minikctl" -n "$NS" get deployment,replicaset,pod
-step "kubectl -n $NS get service,ingress -o wide"
-"$BIN/minikctl" -n "$NS" get service,ingress -o wide
-step "kubectl -n $NS get deployment web -o yaml"
-"$BIN/minikctl" -n "$NS" get deployment web -o yaml
-step "kubectl -n $NS get deployment nope   # a failure reads as kubectl's"
-"$BIN/minikctl" -n "$NS" get deployment nope || echo "(exit $?)"
+stage "the cluster: three simulated nodes"
+step "kubectl get nodes -o wide"
+k get nodes -o wide
 
-step "stopping minikd (SIGTERM)"
+stage "1. submit the desired objects"
+step "kubectl apply -f web.yaml"
+k apply -f testdata/web.yaml
+step "kubectl apply -f web.yaml   # again: nothing to change"
+k apply -f testdata/web.yaml
+
+stage "6 (early). wait for the rollout to converge"
+step "kubectl -n $NS rollout status deployment/web --timeout=120s"
+k -n "$NS" rollout status deployment/web --timeout=120s
+
+stage "2. controllers created the workload"
+step "kubectl -n $NS get deployment,replicaset,pod"
+k -n "$NS" get deployment,replicaset,pod
+step "kubectl -n $NS describe deployment web"
+k -n "$NS" describe deployment web
+
+stage "3. scheduled onto nodes"
+step "kubectl -n $NS get pod -o wide"
+k -n "$NS" get pod -o wide
+FIRST=$(k -n "$NS" get pod -l app=web -o name | head -1)
+step "kubectl -n $NS describe $FIRST"
+k -n "$NS" describe "$FIRST"
+
+stage "4. the nodes run the containers"
+step "kubectl logs deployment/web --all-pods=true --all-containers=true --prefix=true --namespace $NS"
+k logs deployment/web --all-pods=true --all-containers=true --prefix=true --namespace "$NS"
+
+stage "5. ready pods receive traffic"
+step "kubectl -n $NS get pod,endpointslice,service"
+k -n "$NS" get pod,endpointslice,service
+step "kubectl -n $NS describe service web"
+k -n "$NS" describe service web
+step "kubectl -n $NS get ingress web"
+k -n "$NS" get ingress web
+for i in 1 2 3; do
+	step "curl -H 'Host: web.demo.local' http://127.0.0.1:$HTTP_PORT/   # request $i"
+	curl -fsS -H 'Host: web.demo.local' "http://127.0.0.1:$HTTP_PORT/" | grep -iE '<title>|pod' | head -3
+done
+
+stage "6. the rollout has converged"
+step "kubectl -n $NS get deployment web -o yaml   # status"
+k -n "$NS" get deployment web -o yaml | sed -n '/^status:/,$p'
+
+stage "failure checkpoint: the container does not start (bad image tag)"
+step "kubectl -n $NS apply -f testdata/failures/bad-image-tag.yaml"
+k -n "$NS" apply -f testdata/failures/bad-image-tag.yaml
+k -n "$NS" wait --for=jsonpath='{.status.containerStatuses[0].state.waiting.reason}'=ErrImagePull pod/bad-image-tag --timeout=60s >/dev/null ||
+	k -n "$NS" wait --for=jsonpath='{.status.containerStatuses[0].state.waiting.reason}'=ImagePullBackOff pod/bad-image-tag --timeout=60s >/dev/null || true
+step "kubectl -n $NS get pod bad-image-tag"
+k -n "$NS" get pod bad-image-tag
+step "kubectl -n $NS describe pod bad-image-tag   # Events say why"
+k -n "$NS" describe pod bad-image-tag | sed -n '/^Events:/,$p'
+
+stage "failure checkpoint: a lookup that fails reads as kubectl's"
+step "kubectl -n $NS get deployment nope"
+k -n "$NS" get deployment nope || echo "(exit $?)"
+
+stage "stopping minikd (SIGTERM)"
 kill -TERM "$PID"
 wait "$PID"
 PID=
