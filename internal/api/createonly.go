@@ -24,7 +24,7 @@ import (
 // with its status filled in, 201 Created. Every other verb is 405. Their
 // descriptors are registry.CreateOnly(); what each answers is a function
 // of createOnlyKinds. The HTTP side (decoding, namespace checks, encoding)
-// is written once, in serveCreateOnly.
+// is written once, in createOnlyHandler.serve.
 
 // createFunc answers the create of a virtual resource: obj is the decoded
 // request body; the result is written back.
@@ -79,7 +79,7 @@ func (s *Server) addCreateOnly(resources []*registry.Resource) error {
 	return nil
 }
 
-// serveCreateOnly answers a request for a create-only resource.
+// serve answers a request for a create-only resource.
 func (c *createOnlyHandler) serve(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
 	res := c.h.res
 	if info.Verb != "create" || info.Name != "" || info.Subresource != "" {

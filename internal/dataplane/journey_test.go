@@ -3,6 +3,7 @@ package dataplane_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"regexp"
@@ -57,18 +58,29 @@ func applyWebYAML(t *testing.T, srv *testserver.Server) {
 // podOf finds the pod name in the simulated nginx's answer.
 var podOf = regexp.MustCompile(`demo/web-[a-z0-9]+-[a-z0-9]+`)
 
-// answeredBy sends n requests and counts the answering pods.
+// answeredBy sends n requests and counts the answering pods; any failed
+// request fails the test.
 func answeredBy(t *testing.T, n int, url, host string) map[string]int {
 	t.Helper()
+	out, err := tryAnsweredBy(n, url, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tryAnsweredBy sends n requests and counts the answering pods, stopping
+// at the first failed request.
+func tryAnsweredBy(n int, url, host string) (map[string]int, error) {
 	out := map[string]int{}
 	for range n {
 		code, body, err := get(freshClient, url, host)
 		if err != nil || code != 200 {
-			t.Fatalf("GET %s (Host %s): %d %v", url, host, code, err)
+			return out, fmt.Errorf("GET %s (Host %s): %d %v", url, host, code, err)
 		}
 		out[podOf.FindString(body)]++
 	}
-	return out
+	return out, nil
 }
 
 // evenly tells whether n pods answered each exactly each times.
@@ -112,7 +124,9 @@ func testReleaseJourney(t *testing.T, mode string) {
 	})
 	ingress := "http://" + srv.IngressHTTP + "/"
 	waitFor(t, "3 pods answering the Ingress host", func() bool {
-		return len(answeredBy(t, 6, ingress, "web.demo.local")) == 3
+		// Until the Ingress controller has the route, the proxy answers 404.
+		got, err := tryAnsweredBy(6, ingress, "web.demo.local")
+		return err == nil && len(got) == 3
 	})
 
 	t.Run("the Ingress host is answered by each of the 3 pods in turn", func(t *testing.T) {

@@ -93,7 +93,12 @@ func TestFailures(t *testing.T) {
 		if _, err := cs.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitPod(t, cs, "default", pod.Name, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && isReady(p) })
+		p = waitPod(t, cs, "default", pod.Name, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && isReady(p) })
+		for _, typ := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
+			if c := condition(p, typ); c.Reason != "" || c.Message != "" {
+				t.Errorf("%s, now True, kept %q %q", typ, c.Reason, c.Message)
+			}
+		}
 		waitFor(t, 10e9, "the log line", func(ctx context.Context) (bool, error) {
 			out, err := cs.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 			return err == nil && string(out) == "log level is debug\n", nil

@@ -137,11 +137,23 @@ func newPodWorker(n *node, pod *corev1.Pod) *podWorker {
 }
 
 // update hands the worker a new version of its pod.
+// Updates that change nothing the kubelet acts on (the status it wrote
+// itself, most often) are kept but cause no sync, as the kubelet's pod
+// config filters them.
 func (w *podWorker) update(pod *corev1.Pod) {
 	w.podMu.Lock()
+	old := w.pod
 	w.pod = pod
 	w.podMu.Unlock()
-	w.poke()
+	if old == nil || !apiequality.Semantic.DeepEqual(old.Spec, pod.Spec) ||
+		!old.DeletionTimestamp.Equal(pod.DeletionTimestamp) || !equalInt64(old.DeletionGracePeriodSeconds, pod.DeletionGracePeriodSeconds) ||
+		!apiequality.Semantic.DeepEqual(old.Labels, pod.Labels) || !apiequality.Semantic.DeepEqual(old.Annotations, pod.Annotations) {
+		w.poke()
+	}
+}
+
+func equalInt64(a, b *int64) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 // removed tells the worker its pod is gone from the API: it kills what
@@ -573,10 +585,22 @@ func (w *podWorker) writeStatus(pod *corev1.Pod, terminal bool) {
 	if err != nil {
 		return
 	}
-	// The conditions keep kube's order.
+	// The conditions keep kube's order; a condition merged by type must
+	// drop the reason and message it no longer has.
 	var m map[string]any
 	_ = json.Unmarshal(patch, &m)
-	m["status"].(map[string]any)["$setElementOrder/conditions"] = order
+	status := m["status"].(map[string]any)
+	status["$setElementOrder/conditions"] = order
+	if conds, ok := status["conditions"].([]any); ok {
+		for _, c := range conds {
+			cm := c.(map[string]any)
+			for _, k := range []string{"reason", "message"} {
+				if _, ok := cm[k]; !ok {
+					cm[k] = nil
+				}
+			}
+		}
+	}
 	patch, _ = json.Marshal(m)
 	_, err = w.n.cs.CoreV1().Pods(pod.Namespace).Patch(w.ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	switch {

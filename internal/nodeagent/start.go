@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -207,6 +208,12 @@ func terminationMessage(pod *corev1.Pod, inst *instance) string {
 	return ""
 }
 
+// jittered is d plus up to half of it, as the kubelet's pod worker
+// jitters its retries.
+func jittered(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Int64N(int64(d)/2+1))
+}
+
 // formatDuration prints a back-off as the kubelet does (10s, 1m20s, 5m0s).
 func formatDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
@@ -255,9 +262,7 @@ func (w *podWorker) ensureImage(pod *corev1.Pod, spec *corev1.Container, c *ctr)
 		w.event(pod, spec, corev1.EventTypeNormal, "BackOff", msg)
 		w.setWaiting(c, ReasonImagePullBackOff, msg+": "+prevErr)
 		w.event(pod, spec, corev1.EventTypeWarning, "Failed", "Error: "+ReasonImagePullBackOff)
-		w.mu.Lock()
-		w.afterReal(remaining)
-		w.mu.Unlock()
+		w.afterReal(max(remaining, t.scale(jittered(t.SyncRetry))))
 		return runtime.Image{}, false
 	}
 	w.event(pod, spec, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", image))
@@ -273,9 +278,11 @@ func (w *podWorker) ensureImage(pod *corev1.Pod, spec *corev1.Container, c *ctr)
 		w.mu.Lock()
 		c.pull.next(w.n.cfg.Clock.Now(), t)
 		c.pullErr = ReasonErrImagePull + ": " + err.Error()
-		d := c.pull.d
 		w.mu.Unlock()
-		return fail(ReasonErrImagePull, err.Error(), d)
+		// As the kubelet requeues a pod whose sync failed, the next try
+		// comes after the worker's back-off, not when the pull's ends: in
+		// between, the container shows ImagePullBackOff.
+		return fail(ReasonErrImagePull, err.Error(), jittered(t.SyncRetry))
 	}
 	w.event(pod, spec, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.",
 		image, res.Duration.Truncate(time.Millisecond), res.Total.Truncate(time.Millisecond), res.Image.Size))
