@@ -5,8 +5,11 @@
 // A node registers its Node (capacity, labels, conditions, addresses,
 // nodeInfo, daemon endpoint, pod CIDR), renews its Lease in
 // kube-node-lease every 10 seconds and posts its status when it changes
-// (or every 5 minutes), as the kubelet does. It watches the pods bound to
-// it (field selector spec.nodeName) and, for each, runs a worker that
+// (or every 5 minutes), as the kubelet does. It gets the pods bound to it
+// from one watch the pool's nodes share (Config.WatchPerNode gives each
+// node its own, field selector spec.nodeName=<node>, as kubelets have:
+// the API server then decodes every pod event once per node) and, for
+// each pod, runs a worker that
 // does what the kubelet does: volumes (FailedMount when a ConfigMap or
 // Secret is missing), the sandbox and its IP, image pulls with their
 // events and back-off, the environment (CreateContainerConfigError), init
@@ -33,4 +36,17 @@
 // Simulated time (pulls, sandbox, back-offs, probe periods, sleeps in
 // scripts, grace periods) is divided by Timing.Speed; heartbeats are real
 // time.
+//
+// Cost, measured on 2 CPUs (BenchmarkIdleNodes, BenchmarkPodsRunning):
+// 1,000 idle nodes register in about 3s and cost about 450 KiB of heap
+// and 9 goroutines each (agent and API server together), and 0.2 API
+// requests per second each (a Lease renewal and a Node read every 10s).
+// Each node has its own client certificate, hence its own connection.
+//
+// Deliberate differences from a kubelet: no real service account tokens
+// (a placeholder file), the kube-root-ca.crt ConfigMap of service account
+// volumes may be missing, volumes are not refreshed when their ConfigMap
+// changes, Service environment variables are not injected,
+// activeDeadlineSeconds, ephemeral containers, lifecycle hooks and
+// resource limits (OOMKilled) are not simulated, and gRPC probes only dial.
 package nodeagent

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // TestPodLifecycle covers init containers, restart policies and deletion.
@@ -135,5 +136,41 @@ func TestPodLifecycle(t *testing.T) {
 			t.Errorf("last state %+v", last)
 		}
 		waitEvent(t, cs, pod, corev1.EventTypeWarning, "Failed", `Error: failed to create containerd task: failed to create shim task: OCI runtime create failed`)
+	})
+}
+
+// TestProbes: a startup probe holds the other probes back until it
+// succeeds; a tcpSocket probe dials the pod for real.
+func TestProbes(t *testing.T) {
+	_, cs := cluster(t, 1)
+	const node = "minik-node-1"
+	t.Run("a container is not started until its startup probe succeeds", func(t *testing.T) {
+		pod := shellPod("slow-start", "sleep 5; touch /tmp/started; sleep 3600")
+		pod.Spec.Containers[0].StartupProbe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"cat", "/tmp/started"}}},
+			PeriodSeconds: 1, FailureThreshold: 30,
+		}
+		pod = runPod(t, cs, pod, node)
+		p := waitPod(t, cs, "default", pod.Name, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+		if c := containerStatus(p, "app"); c.Started == nil || *c.Started || c.Ready {
+			t.Errorf("before its startup probe: started %v ready %v", c.Started, c.Ready)
+		}
+		waitEvent(t, cs, pod, corev1.EventTypeWarning, "Unhealthy", "Startup probe failed: cat: can't open '/tmp/started': No such file or directory")
+		p = waitPod(t, cs, "default", pod.Name, "Ready", isReady)
+		if c := containerStatus(p, "app"); c.Started == nil || !*c.Started || c.RestartCount != 0 {
+			t.Errorf("after: %+v", c)
+		}
+	})
+	t.Run("a tcpSocket probe dials the server", func(t *testing.T) {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "redis"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "redis", Image: "redis:7.2", Ports: []corev1.ContainerPort{{Name: "redis", ContainerPort: 6379}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("redis")}}},
+			LivenessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(6380)}}, PeriodSeconds: 1},
+		}}}}
+		pod = runPod(t, cs, pod, node)
+		waitPod(t, cs, "default", pod.Name, "Ready", isReady)
+		ip := waitPod(t, cs, "default", pod.Name, "an IP", func(p *corev1.Pod) bool { return p.Status.PodIP != "" }).Status.PodIP
+		waitEvent(t, cs, pod, corev1.EventTypeWarning, "Unhealthy", "Liveness probe failed: dial tcp "+ip+":6380: connect: connection refused")
+		waitEvent(t, cs, pod, corev1.EventTypeNormal, "Killing", "Container redis failed liveness probe, will be restarted")
 	})
 }

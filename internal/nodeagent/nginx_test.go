@@ -17,7 +17,7 @@ func nginxPod(name string) *corev1.Pod {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "web"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{
 			Name: "nginx", Image: "nginx:1.27",
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 80}},
+			Ports:          []corev1.ContainerPort{{Name: "http", ContainerPort: 80}},
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}},
 		}}},
 	}

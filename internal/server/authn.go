@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"minik/internal/admission"
 	"minik/internal/api"
@@ -19,6 +18,7 @@ import (
 	"minik/internal/auth/node"
 	"minik/internal/auth/rbac"
 	"minik/internal/pki"
+	"minik/internal/syncwait"
 )
 
 // authFiles are the parsed --token-auth-file and --audit-policy.
@@ -149,7 +149,7 @@ func (st *authStack) start(ctx context.Context, admin *rest.Config) error {
 	st.factory.Start(ictx.Done())
 	sctx, done := context.WithTimeout(ctx, 30*time.Second)
 	defer done()
-	if !cache.WaitForCacheSync(sctx.Done(), st.rbac.HasSynced) {
+	if !syncwait.Synced(sctx, st.rbac.HasSynced) {
 		return fmt.Errorf("rbac informers did not sync")
 	}
 	st.wg.Add(1)

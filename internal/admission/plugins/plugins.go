@@ -43,6 +43,7 @@ import (
 	"minik/internal/admission/quota"
 	"minik/internal/admission/webhook"
 	"minik/internal/registry"
+	"minik/internal/syncwait"
 )
 
 // Plugin names, as kube names them, in chain order.
@@ -306,5 +307,5 @@ func (a *Admission) Start(ctx context.Context) error {
 func (a *Admission) WaitForCacheSync(ctx context.Context, timeout time.Duration) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return cache.WaitForCacheSync(ctx.Done(), a.synced...)
+	return syncwait.Synced(ctx, a.synced...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,18 +25,65 @@ import (
 // left alone. It then computes the aggregated ClusterRoles (admin, edit,
 // view) once, so that they grant their rules as soon as the server is
 // ready; the aggregation controller keeps them up to date afterwards.
+//
+// Roles, then bindings, are reconciled several at a time: each is an
+// independent object, and concurrent writes share etcd's disk syncs, which
+// keeps a fresh start fast.
 func Reconcile(ctx context.Context, cs kubernetes.Interface) error {
-	for _, want := range ClusterRoles() {
-		if err := reconcileClusterRole(ctx, cs, want); err != nil {
-			return fmt.Errorf("bootstrap clusterrole %s: %w", want.Name, err)
+	roles := ClusterRoles()
+	if err := inParallel(len(roles), func(i int) error {
+		if err := reconcileClusterRole(ctx, cs, roles[i]); err != nil {
+			return fmt.Errorf("bootstrap clusterrole %s: %w", roles[i].Name, err)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
-	for _, want := range ClusterRoleBindings() {
-		if err := reconcileClusterRoleBinding(ctx, cs, want); err != nil {
-			return fmt.Errorf("bootstrap clusterrolebinding %s: %w", want.Name, err)
+	bindings := ClusterRoleBindings()
+	if err := inParallel(len(bindings), func(i int) error {
+		if err := reconcileClusterRoleBinding(ctx, cs, bindings[i]); err != nil {
+			return fmt.Errorf("bootstrap clusterrolebinding %s: %w", bindings[i].Name, err)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	return aggregateOnce(ctx, cs)
+}
+
+// reconcileWorkers bounds the bootstrap writes in flight.
+const reconcileWorkers = 16
+
+// inParallel runs fn(0..n-1) on up to reconcileWorkers goroutines and
+// returns the first error.
+func inParallel(n int, fn func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	next := make(chan int)
+	for w := 0; w < min(n, reconcileWorkers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
 }
 
 func autoUpdate(m metav1.ObjectMeta) bool {

@@ -394,10 +394,18 @@ func taintsFor(node *corev1.Node, now time.Time) ([]corev1.Taint, bool) {
 		}
 		taints = append(taints, w)
 	}
-	if len(taints) == 0 && len(node.Spec.Taints) == 0 {
-		return nil, false
+	if len(taints) == len(node.Spec.Taints) {
+		same := true
+		for _, t := range taints {
+			if !slices.ContainsFunc(node.Spec.Taints, func(o corev1.Taint) bool { return apiequality.Semantic.DeepEqual(o, t) }) {
+				same = false
+			}
+		}
+		if same {
+			return node.Spec.Taints, false
+		}
 	}
-	return taints, !apiequality.Semantic.DeepEqual(taints, node.Spec.Taints)
+	return taints, true
 }
 
 // reconcileTaints adds and removes the controller's taints, retrying on

@@ -117,6 +117,7 @@ type PullError struct {
 	Desc string
 }
 
+// Error implements error.
 func (e *PullError) Error() string {
 	return fmt.Sprintf("rpc error: code = %s desc = %s", e.Code, e.Desc)
 }

@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestShell runs scripts through the simulated shell: what they print
+// (stdout and stderr, in order) and their exit code.
+func TestShell(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		env          map[string]string
+		out          string
+		code         int32
+	}{
+		{"single and double quotes", `echo 'a  b' "c  $X" d\ e`, map[string]string{"X": "x"}, "a  b c  x d e", 0},
+		{"unquoted expansions split", `X="1 2  3"; for i in $X; do echo "[$i]"; done`, nil, "[1] [2] [3]", 0},
+		{"defaults and lengths", `echo ${UNSET:-dflt} ${#HOME} ${UNSET-} ${HOME:+set}`, nil, "dflt 5 set", 0},
+		{"arithmetic", `i=7; echo $((i * 6)) $(( (i + 1) / 2 )) $((i % 4))`, nil, "42 4 3", 0},
+		{"command substitution", `echo "host: $(hostname)"; N=$(echo 5); echo $((N+1))`, nil, "host: test-pod 6", 0},
+		{"if elif else", `x=2; if [ $x -eq 1 ]; then echo one; elif [ $x -eq 2 ]; then echo two; else echo many; fi`, nil, "two", 0},
+		{"while with break", `i=0; while true; do i=$((i+1)); [ $i -ge 3 ] && break; done; echo $i`, nil, "3", 0},
+		{"until and continue", `i=0; until [ $i -ge 4 ]; do i=$((i+1)); [ $i -eq 2 ] && continue; echo $i; done`, nil, "1 3 4", 0},
+		{"and or", `false && echo no || echo yes; true || echo no; ! false && echo negated`, nil, "yes negated", 0},
+		{"pipes feed the next command", `printf 'b\na\nb\n' | grep -c b; echo hello | cat`, nil, "2 hello", 0},
+		{"redirections to files", `echo one > /tmp/f; echo two >> /tmp/f; cat /tmp/f; wc -l < /tmp/f`, nil, "one two 2", 0},
+		{"stderr to stdout and to null", `ls /nope 2>&1; ls /nope 2>/dev/null; echo $?`, nil, "ls: /nope: No such file or directory 1", 0},
+		{"exit code of the last command", `echo hi; false`, nil, "hi", 1},
+		{"exit N", `exit 42`, nil, "", 42},
+		{"set -e stops at a failure", `set -e; echo a; false; echo b`, nil, "a", 1},
+		{"set -e spares conditions", `set -e; if false; then echo x; fi; while false; do :; done; echo ok`, nil, "ok", 0},
+		{"set -x traces", `set -x; echo traced`, nil, "+ echo traced traced", 0},
+		{"an unknown command is 127", `nope; echo $?`, nil, "sh: nope: not found 127", 0},
+		{"unsupported syntax is refused", `f() { echo x; }; f`, nil, "sh: shell functions are not supported", 2},
+		{"env and printenv", `export A=1; printenv A; env | grep ^A=`, nil, "1 A=1", 0},
+		{"test operators", `[ -z "" ] && [ -n x ] && [ a = a ] && [ a != b ] && [ 2 -lt 3 ] && [ ! -f /x ] && echo all`, nil, "all", 0},
+		{"positional arguments of sh -c", `sh -c 'echo $0 $1 $#' name one`, nil, "name one 1", 0},
+		{"seq and head and tail", `seq 5 | tail -n 2; seq 3 | head -n 1`, nil, "4 5 1", 0},
+		{"exec replaces the shell", `exec sh -c 'exit 7'; echo never`, nil, "", 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := ContainerSpec{Image: "busybox:1.36", Command: []string{"sh", "-c", tc.script}}
+			for k, v := range tc.env {
+				spec.Env = append(spec.Env, EnvVar{Name: k, Value: v})
+			}
+			lines, exit := runToEnd(t, spec, PolicyCatalog)
+			var out []string
+			for _, l := range lines {
+				_, text, _ := strings.Cut(l, ": ")
+				out = append(out, text)
+			}
+			if got := strings.Join(out, " "); got != tc.out || exit.Code != tc.code {
+				t.Errorf("got %q exit %d, want %q exit %d", got, exit.Code, tc.out, tc.code)
+			}
+		})
+	}
+}
