@@ -4,15 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"minik/internal/testserver"
 )
@@ -28,43 +24,11 @@ func run(t *testing.T, kubeconfig string, args ...string) (string, string, int) 
 	return out.String(), errOut.String(), code
 }
 
-// seedOptions turns on everything the seed's journey needs: controllers,
-// the scheduler and simulated nodes. Options the test server does not have
-// yet are reported, so the journey can be skipped with a clear reason.
-func seedOptions() (testserver.Options, []string) {
-	o := testserver.Options{Controllers: []string{"*"}}
-	v := reflect.ValueOf(&o).Elem()
-	var missing []string
-	for _, want := range []struct {
-		name  string
-		value any
-	}{{"Scheduler", true}, {"Nodes", 3}} {
-		f := v.FieldByName(want.name)
-		if !f.IsValid() {
-			missing = append(missing, want.name)
-			continue
-		}
-		switch f.Kind() {
-		case reflect.Bool:
-			f.SetBool(true)
-		case reflect.Int, reflect.Int32, reflect.Int64:
-			f.SetInt(int64(want.value.(int)))
-		default:
-			missing = append(missing, want.name+" (unknown type)")
-		}
-	}
-	return o, missing
-}
-
 // TestSeedJourney runs the seed's command sequence, stages one to six,
 // against a fresh minikd with testdata/web.yaml, as a person would type
 // it, and checks each command's output.
 func TestSeedJourney(t *testing.T) {
-	opts, missing := seedOptions()
-	if len(missing) > 0 {
-		t.Skipf("the seed journey needs testserver.Options %s (controllers, scheduler and simulated nodes); not available yet", strings.Join(missing, ", "))
-	}
-	srv := testserver.StartWith(t, opts)
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"*"}, Scheduler: true, Nodes: 3})
 	kc := srv.KubeconfigPath
 	web, err := os.ReadFile("../../testdata/web.yaml")
 	if err != nil {
@@ -157,14 +121,9 @@ func TestCompletion(t *testing.T) {
 	})
 }
 
-// TestAuthCanI checks can-i against the server's SelfSubjectAccessReview;
-// it is skipped while the server does not serve the review.
+// TestAuthCanI checks can-i against the server's SelfSubjectAccessReview.
 func TestAuthCanI(t *testing.T) {
 	srv := testserver.Start(t)
-	cs := srv.Client(t)
-	if _, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(), &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{NonResourceAttributes: &authorizationv1.NonResourceAttributes{Verb: "get", Path: "/healthz"}}}, metav1.CreateOptions{}); apierrors.IsNotFound(err) {
-		t.Skip("the server does not serve selfsubjectaccessreviews yet")
-	}
 	out, errOut, code := run(t, srv.KubeconfigPath, "auth", "can-i", "get", "pods")
 	if code != 0 || out != "yes\n" {
 		t.Fatalf("admin can-i get pods: exit %d, %q %q", code, out, errOut)
