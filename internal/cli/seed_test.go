@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-
 	"minik/internal/testserver"
 )
 
