@@ -127,6 +127,16 @@ func dial(ctx context.Context, cfg Config) (*Etcd, error) {
 	return &Etcd{Client: c}, nil
 }
 
+// ClientURL is the embedded member's client URL on loopback (for other
+// processes sharing it, as with --etcd-servers), or "" for an external
+// cluster.
+func (e *Etcd) ClientURL() string {
+	if e.embedded == nil || len(e.embedded.Clients) == 0 {
+		return ""
+	}
+	return "http://" + e.embedded.Clients[0].Addr().String()
+}
+
 // Close closes the client and stops the embedded member, waiting for it to
 // flush and release its data dir. It is safe to call more than once.
 func (e *Etcd) Close() {

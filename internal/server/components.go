@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -43,6 +45,10 @@ func identity(base *rest.Config, ca *pki.CA, pkiDir, file, user string, groups [
 // the data plane). Each is a client of the API with its own identity.
 func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]component, error) {
 	var out []component
+	// Several minikd may share one etcd (and one host): each names itself
+	// in the leader Leases by host and API address.
+	host, _ := os.Hostname()
+	leaderID := host + "_" + strings.TrimPrefix(base.Host, "https://")
 	if !s.cfg.NoControllers {
 		ctrlCfg, err := identity(base, ca, pkiDir, "controller-manager", auth.UserControllerManager, nil)
 		if err != nil {
@@ -54,6 +60,7 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 			Known:       all.Controllers(),
 			Workers:     s.cfg.ControllerWorkers,
 			LeaderElect: s.cfg.LeaderElect,
+			Identity:    leaderID,
 			Logger:      s.log.With("component", "controller-manager"),
 		})
 		if err != nil {
@@ -69,6 +76,7 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 		sched, err := scheduler.New(scheduler.Config{
 			RESTConfig:  schedCfg,
 			LeaderElect: s.cfg.LeaderElect,
+			Identity:    leaderID,
 			Logger:      s.log.With("component", "scheduler"),
 		})
 		if err != nil {
