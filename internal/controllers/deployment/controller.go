@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -154,58 +152,26 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), c.dSynced, c.rsSynced, c.podSynced) {
 		return
 	}
-	if workers <= 0 {
-		workers = 1
-	}
-	c.logger.Info("starting deployment controller", "workers", workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	c.logger.Info("starting deployment controller", "workers", max(workers, 1))
+	controllers.Workers[string]{
+		Queue:      c.queue,
+		Reconcile:  c.reconcile,
+		MaxRetries: maxRetries,
+		OnError: func(key string, err error) {
+			c.logger.Debug("error syncing deployment, retrying", "deployment", key, "err", err)
+		},
+	}.Run(ctx, workers)
 	c.logger.Info("deployment controller stopped")
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-// processNextWorkItem syncs one Deployment: on success its retry count is
-// forgotten, on error it is requeued with back-off, up to maxRetries.
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
+// reconcile syncs one Deployment. Writes refused because its namespace is
+// going away are not retried: the namespace controller deletes it.
+func (c *Controller) reconcile(ctx context.Context, key string) error {
 	err := c.syncDeployment(ctx, key)
-	c.handleErr(ctx, err, key)
-	return true
-}
-
-func (c *Controller) handleErr(ctx context.Context, err error, key string) {
-	if err == nil || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-		c.queue.Forget(key)
-		return
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return nil
 	}
-	if ctx.Err() != nil {
-		// Shutting down: the error is the cancellation's.
-		return
-	}
-	if c.queue.NumRequeues(key) < maxRetries {
-		c.logger.Debug("error syncing deployment, retrying", "deployment", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return
-	}
-	c.logger.Error("dropping deployment out of the queue", "deployment", key, "err", err)
-	c.queue.Forget(key)
+	return err
 }
 
 func (c *Controller) enqueue(d *appsv1.Deployment) {

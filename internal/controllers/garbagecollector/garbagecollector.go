@@ -37,7 +37,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
@@ -219,37 +218,13 @@ func (c *Collector) Run(ctx context.Context, workers int) {
 	}
 	cancel()
 	c.log.Info("garbage collector watching", "resources", len(c.monitors))
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-}
-
-func (c *Collector) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-func (c *Collector) processNextWorkItem(ctx context.Context) bool {
-	r, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(r)
-	if err := c.process(ctx, r); err != nil {
-		if ctx.Err() == nil {
+	controllers.Workers[ref]{
+		Queue:     c.queue,
+		Reconcile: c.process,
+		OnError: func(r ref, err error) {
 			c.log.Info("garbage collection failed, will retry", "object", r.String(), "err", err)
-		}
-		c.queue.AddRateLimited(r)
-		return true
-	}
-	c.queue.Forget(r)
-	return true
+		},
+	}.Run(ctx, workers)
 }
 
 func accessor(obj interface{}) metav1.Object {

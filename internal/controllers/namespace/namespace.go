@@ -23,14 +23,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -117,49 +115,26 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), c.nsSynced) {
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	controllers.Workers[string]{
+		Queue:     c.queue,
+		Reconcile: c.reconcile,
+		OnError: func(key string, err error) {
+			c.log.Info("namespace deletion failed, will retry", "namespace", key, "err", err)
+		},
+	}.Run(ctx, workers)
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
+// reconcile deletes one namespace's content; while some remains, it looks
+// again after half the estimated time.
+func (c *Controller) reconcile(ctx context.Context, key string) error {
 	err := c.sync(ctx, key)
 	var remaining *remainingError
-	switch {
-	case err == nil:
-		c.queue.Forget(key)
-	case errors.As(err, &remaining):
-		c.queue.Forget(key)
-		c.queue.AddAfter(key, time.Duration(remaining.estimate/2+1)*time.Second)
-	default:
-		if ctx.Err() == nil {
-			c.log.Info("namespace deletion failed, will retry", "namespace", key, "err", err)
-		}
-		c.queue.AddRateLimited(key)
+	if errors.As(err, &remaining) {
+		return &controllers.RequeueAfter{Delay: time.Duration(remaining.estimate/2+1) * time.Second}
 	}
-	return true
+	return err
 }
 
-// remainingError says that content remains that will take about estimate
-// seconds to go.
 type remainingError struct{ estimate int64 }
 
 func (e *remainingError) Error() string {

@@ -187,20 +187,22 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		return
 	}
 	var wg sync.WaitGroup
-	for i := 0; i < max(1, min(workers, 2)); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c.processNextWorkItem(ctx) {
-			}
-		}()
-	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		controllers.Workers[string]{
+			Queue:     c.queue,
+			Reconcile: c.sync,
+			OnError: func(name string, err error) {
+				c.log.Warn("node health check failed, retrying", "node", name, "err", err)
+			},
+		}.Run(ctx, min(workers, 2))
+	}()
 	tick := c.clock.NewTicker(c.cfg.MonitorPeriod)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			c.queue.ShutDown()
 			wg.Wait()
 			return
 		case <-tick.C():
@@ -215,24 +217,6 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	}
 }
 
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
-	if err := c.sync(ctx, name); err != nil {
-		if ctx.Err() == nil {
-			c.log.Warn("node health check failed, retrying", "node", name, "err", err)
-		}
-		c.queue.AddRateLimited(name)
-		return true
-	}
-	c.queue.Forget(name)
-	return true
-}
-
-// sync checks one node's heartbeats, conditions and taints.
 func (c *Controller) sync(ctx context.Context, name string) error {
 	node, err := c.nodes.Get(name)
 	if apierrors.IsNotFound(err) {

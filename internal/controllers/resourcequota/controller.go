@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -176,13 +175,6 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	}
 	c.logger.Info("starting resourcequota controller", "workers", workers)
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wait.UntilWithContext(ctx, c.worker, time.Second)
-		}()
-	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -197,36 +189,16 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 			}
 		}
 	}()
-	<-ctx.Done()
-	c.queue.ShutDown()
+	controllers.Workers[string]{
+		Queue:      c.queue,
+		Reconcile:  c.syncQuota,
+		MaxRetries: maxRetries,
+		OnError: func(key string, err error) {
+			c.logger.Debug("error syncing quota, retrying", "quota", key, "err", err)
+		},
+	}.Run(ctx, workers)
 	wg.Wait()
 	c.logger.Info("resourcequota controller stopped")
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	err := c.syncQuota(ctx, key)
-	switch {
-	case err == nil:
-		c.queue.Forget(key)
-	case ctx.Err() != nil:
-	case c.queue.NumRequeues(key) < maxRetries:
-		c.logger.Debug("error syncing quota, retrying", "quota", key, "err", err)
-		c.queue.AddRateLimited(key)
-	default:
-		c.logger.Error("dropping quota out of the queue", "quota", key, "err", err)
-		c.queue.Forget(key)
-	}
-	return true
 }
 
 func (c *Controller) enqueueQuota(obj interface{}) {

@@ -12,12 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -116,34 +114,15 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	if !cache.WaitForCacheSync(ctx.Done(), c.nsSynced, c.saSynced) {
 		return
 	}
-	for i := 0; i < workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNextWorkItem(ctx) {
-			}
-		}, time.Second)
-	}
-	<-ctx.Done()
-}
-
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	ns, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(ns)
-	if err := c.sync(ctx, ns); err != nil {
-		if ctx.Err() == nil {
+	controllers.Workers[string]{
+		Queue:     c.queue,
+		Reconcile: c.sync,
+		OnError: func(ns string, err error) {
 			c.logger.Warn("ensure default service account", "namespace", ns, "err", err)
-		}
-		c.queue.AddRateLimited(ns)
-		return true
-	}
-	c.queue.Forget(ns)
-	return true
+		},
+	}.Run(ctx, workers)
 }
 
-// sync creates the namespace's default ServiceAccount when it is missing
-// and the namespace is active.
 func (c *Controller) sync(ctx context.Context, name string) error {
 	ns, err := c.nsLister.Get(name)
 	if apierrors.IsNotFound(err) {

@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Workers is the reconcile loop every controller shares, after
+// sample-controller's processNextWorkItem: each key taken from the queue
+// is reconciled once at a time; on success it is forgotten, on error it is
+// requeued with the queue's rate limit, and a RequeueAfter error asks for
+// it again after a delay.
+type Workers[T comparable] struct {
+	// Queue holds the keys to reconcile.
+	Queue workqueue.TypedRateLimitingInterface[T]
+	// Reconcile brings the world in line with one key. Required.
+	Reconcile func(ctx context.Context, key T) error
+	// OnError is told of each failed reconcile, except while shutting
+	// down; nil means nobody is.
+	OnError func(key T, err error)
+	// MaxRetries, when above zero, drops a key after that many failures in
+	// a row (kube's controllers use 15); an event on the object brings it
+	// back.
+	MaxRetries int
+}
+
+// RequeueAfter is an error asking for the key to be reconciled again after
+// Delay, without counting as a failure (for example while a namespace's
+// content is still going away).
+type RequeueAfter struct{ Delay time.Duration }
+
+func (r *RequeueAfter) Error() string { return "requeue after " + r.Delay.String() }
+
+// Run reconciles on n goroutines until ctx is done, then shuts the queue
+// down and returns once every worker has stopped.
+func (w Workers[T]) Run(ctx context.Context, n int) {
+	n = max(n, 1)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w.next(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	w.Queue.ShutDown()
+	wg.Wait()
+}
+
+// next reconciles one key; it returns false once the queue is shut down.
+func (w Workers[T]) next(ctx context.Context) bool {
+	key, quit := w.Queue.Get()
+	if quit {
+		return false
+	}
+	defer w.Queue.Done(key)
+	err := w.Reconcile(ctx, key)
+	var again *RequeueAfter
+	switch {
+	case err == nil:
+		w.Queue.Forget(key)
+	case errors.As(err, &again):
+		w.Queue.Forget(key)
+		w.Queue.AddAfter(key, again.Delay)
+	case ctx.Err() != nil:
+		// Shutting down: the error is the cancellation's.
+	default:
+		if w.OnError != nil {
+			w.OnError(key, err)
+		}
+		if w.MaxRetries > 0 && w.Queue.NumRequeues(key) >= w.MaxRetries {
+			w.Queue.Forget(key)
+			return true
+		}
+		w.Queue.AddRateLimited(key)
+	}
+	return true
+}
