@@ -29,7 +29,8 @@ func newCommand() *cobra.Command {
 	var (
 		dataDir, listen, etcdServers, logLevel string
 		ctrls                                  []string
-		workers                                int
+		workers, ctrlBurst                     int
+		ctrlQPS                                float64
 		leaderElect                            bool
 		// network holds the Service and data-plane flags.
 		network server.Config
@@ -54,6 +55,7 @@ func newCommand() *cobra.Command {
 			cfg := server.Config{
 				DataDir: dataDir, Listen: listen, Out: os.Stdout, Logger: logger,
 				Controllers: ctrls, ControllerWorkers: workers, LeaderElect: leaderElect,
+				ControllerQPS: float32(ctrlQPS), ControllerBurst: ctrlBurst,
 			}
 			if etcdServers != "" {
 				cfg.EtcdServers = strings.Split(etcdServers, ",")
@@ -81,6 +83,8 @@ func newCommand() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringSliceVar(&ctrls, "controllers", []string{"*"}, "controllers to run: '*' for all, 'name' to enable one, '-name' to disable one")
 	f.IntVar(&workers, "controller-workers", 5, "workers per controller")
+	f.Float64Var(&ctrlQPS, "controller-qps", 200, "queries per second the controller manager may send the API server (client-go's default of 5 would throttle a rollout)")
+	f.IntVar(&ctrlBurst, "controller-burst", 400, "burst of the controller manager's API client")
 	f.BoolVar(&leaderElect, "leader-elect", false, "run controllers and scheduler only while holding their Lease (for several minikd sharing one etcd)")
 	f.StringVar(&network.ServiceClusterIPRange, "service-cluster-ip-range", api.DefaultServiceClusterIPRange, "CIDR of Service cluster IPs; a loopback block makes ClusterIPs reachable from the host (keep it clear of the nodes' pod ranges)")
 	f.StringVar(&network.ServiceNodePortRange, "service-node-port-range", api.DefaultServiceNodePortRange, "port range of NodePort Services (served on 127.0.0.1)")

@@ -59,6 +59,8 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 			Controllers: s.cfg.Controllers,
 			Known:       all.Controllers(),
 			Workers:     s.cfg.ControllerWorkers,
+			QPS:         s.cfg.ControllerQPS,
+			Burst:       s.cfg.ControllerBurst,
 			LeaderElect: s.cfg.LeaderElect,
 			Identity:    leaderID,
 			Logger:      s.log.With("component", "controller-manager"),

@@ -67,6 +67,10 @@ type Config struct {
 	NoScheduler bool
 	// ControllerWorkers is each controller's worker count; zero means 5.
 	ControllerWorkers int
+	// ControllerQPS and ControllerBurst bound the controller manager's API
+	// client; zero means the manager's defaults (200 and 400).
+	ControllerQPS   float32
+	ControllerBurst int
 	// LeaderElect runs the controllers (and scheduler) only in the minikd
 	// holding their Lease, for several minikd sharing one etcd.
 	LeaderElect bool
