@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -81,4 +82,15 @@ func (w Workers[T]) next(ctx context.Context) bool {
 		w.Queue.AddRateLimited(key)
 	}
 	return true
+}
+
+// Deleted returns the object of an informer's delete notification, which
+// is either the object itself or, when the watch missed the deletion, a
+// tombstone holding its last known state.
+func Deleted[T any](obj interface{}) (T, bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	v, ok := obj.(T)
+	return v, ok
 }

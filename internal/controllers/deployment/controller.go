@@ -214,15 +214,9 @@ func (c *Controller) updateDeployment(_, cur interface{}) {
 }
 
 func (c *Controller) deleteDeployment(obj interface{}) {
-	d, ok := obj.(*appsv1.Deployment)
+	d, ok := controllers.Deleted[*appsv1.Deployment](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if d, ok = tombstone.Obj.(*appsv1.Deployment); !ok {
-			return
-		}
+		return
 	}
 	c.enqueue(d)
 }
@@ -282,15 +276,9 @@ func (c *Controller) updateReplicaSet(old, cur interface{}) {
 }
 
 func (c *Controller) deleteReplicaSet(obj interface{}) {
-	rs, ok := obj.(*appsv1.ReplicaSet)
+	rs, ok := controllers.Deleted[*appsv1.ReplicaSet](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if rs, ok = tombstone.Obj.(*appsv1.ReplicaSet); !ok {
-			return
-		}
+		return
 	}
 	ref := metav1.GetControllerOfNoCopy(rs)
 	if ref == nil {
@@ -304,15 +292,9 @@ func (c *Controller) deleteReplicaSet(obj interface{}) {
 // deletePod wakes a Recreate Deployment once the last of its pods is gone:
 // that is when it may scale its new ReplicaSet up.
 func (c *Controller) deletePod(obj interface{}) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := controllers.Deleted[*corev1.Pod](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	d := c.deploymentForPod(pod)
 	if d == nil || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {

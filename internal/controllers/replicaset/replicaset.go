@@ -184,15 +184,9 @@ func (c *Controller) updateRS(oldObj, newObj interface{}) {
 }
 
 func (c *Controller) deleteRS(obj interface{}) {
-	rs, ok := obj.(*appsv1.ReplicaSet)
+	rs, ok := controllers.Deleted[*appsv1.ReplicaSet](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if rs, ok = tombstone.Obj.(*appsv1.ReplicaSet); !ok {
-			return
-		}
+		return
 	}
 	key, err := cache.MetaNamespaceKeyFunc(rs)
 	if err != nil {
@@ -297,15 +291,9 @@ func (c *Controller) updatePod(oldObj, newObj interface{}) {
 }
 
 func (c *Controller) deletePod(obj interface{}) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := controllers.Deleted[*corev1.Pod](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			return
-		}
-		if pod, ok = tombstone.Obj.(*corev1.Pod); !ok {
-			return
-		}
+		return
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
