@@ -398,7 +398,15 @@ func TestAdoptAndRelease(t *testing.T) {
 	if _, err := e.client.AppsV1().ReplicaSets(e.ns).Create(e.ctx, orphan, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Paused, the Deployment adopts but creates nothing: its controller
+	// cannot race the orphan's arrival in its cache with a new ReplicaSet.
+	d.Spec.Paused = true
 	d = e.create(d)
+	ctrltest.Wait(t, "web-orphan adopted", func() bool {
+		rs, err := e.rsLister.ReplicaSets(e.ns).Get("web-orphan")
+		return err == nil && metav1.GetControllerOf(rs) != nil && metav1.GetControllerOf(rs).UID == d.UID
+	})
+	e.update("web", func(d *appsv1.Deployment) { d.Spec.Paused = false })
 	d = e.waitComplete("web")
 	rss := e.replicaSets(d)
 	if len(rss) != 1 || rss[0].Name != "web-orphan" {
