@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -80,6 +81,10 @@ func (s *ObjectSelection) resolve(mapper meta.RESTMapper, categories restmapper.
 
 	if !s.Filenames.Empty() {
 		if len(s.Args) > 0 {
+			// kubectl's builder words it by what the arguments name.
+			if len(s.Args) > 1 || strings.Contains(s.Args[0], "/") {
+				return nil, false, errors.New("when paths, URLs, or stdin is provided as input, you may not specify a resource by arguments as well")
+			}
 			return nil, false, errors.New("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
 		}
 		objs, errs := ReadManifests(s.Filenames, stdin)

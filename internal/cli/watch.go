@@ -102,7 +102,7 @@ func runWatch(ctx context.Context, o *GetOptions) error {
 }
 
 // listAll reads a whole collection (all pages) as one table or list.
-func (o *GetOptions) listAll(ctx context.Context, f *fetcher, req getRequest, opts metav1.ListOptions) (runtime.Object, error) {
+func (o *GetOptions) listAll(ctx context.Context, f *fetcher, req objectRequest, opts metav1.ListOptions) (runtime.Object, error) {
 	opts.Limit = o.ChunkSize
 	var all runtime.Object
 	err := f.list(ctx, req.mapping, req.namespace, opts, func(page runtime.Object) error {
