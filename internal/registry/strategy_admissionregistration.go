@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime"
 	"net/url"
 	"regexp"
 	"strings"
@@ -38,43 +39,40 @@ func init() {
 }
 
 func mutatingWebhookConfigurationStrategy() Strategy {
-	return withGenericChecks(Strategy{
-		Default:  defaulter(defaultMutatingWebhookConfiguration),
-		Validate: validator(validateMutatingWebhookConfiguration),
-		ValidateUpdate: updateValidator(func(c, old *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
-			return append(validateMutatingWebhookConfiguration(c), validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)...)
-		}),
-	}, false)
+	return configurationStrategy(defaultMutatingWebhookConfiguration, validateMutatingWebhookConfiguration)
 }
 
 func validatingWebhookConfigurationStrategy() Strategy {
-	return withGenericChecks(Strategy{
-		Default:  defaulter(defaultValidatingWebhookConfiguration),
-		Validate: validator(validateValidatingWebhookConfiguration),
-		ValidateUpdate: updateValidator(func(c, old *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
-			return append(validateValidatingWebhookConfiguration(c), validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)...)
-		}),
-	}, false)
+	return configurationStrategy(defaultValidatingWebhookConfiguration, validateValidatingWebhookConfiguration)
 }
 
 func validatingAdmissionPolicyStrategy() Strategy {
+	return configurationStrategy(defaultValidatingAdmissionPolicy, validateValidatingAdmissionPolicy)
+}
+
+func validatingAdmissionPolicyBindingStrategy() Strategy {
+	return configurationStrategy(defaultValidatingAdmissionPolicyBinding, validateValidatingAdmissionPolicyBinding)
+}
+
+// configurationStrategy is the strategy of a cluster-scoped
+// admissionregistration kind: an update is checked by the create rules
+// plus the metadata update rules.
+func configurationStrategy[T interface {
+	runtime.Object
+	metav1.Object
+}](def func(T), validate func(T) field.ErrorList) Strategy {
 	return withGenericChecks(Strategy{
-		Default:  defaulter(defaultValidatingAdmissionPolicy),
-		Validate: validator(validateValidatingAdmissionPolicy),
-		ValidateUpdate: updateValidator(func(p, old *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
-			return append(validateValidatingAdmissionPolicy(p), validateObjectMetaUpdate(&p.ObjectMeta, &old.ObjectMeta)...)
+		Default:  defaulter(def),
+		Validate: validator(validate),
+		ValidateUpdate: updateValidator(func(obj, old T) field.ErrorList {
+			return append(validate(obj), validateObjectMetaUpdate(objectMeta(obj), objectMeta(old))...)
 		}),
 	}, false)
 }
 
-func validatingAdmissionPolicyBindingStrategy() Strategy {
-	return withGenericChecks(Strategy{
-		Default:  defaulter(defaultValidatingAdmissionPolicyBinding),
-		Validate: validator(validateValidatingAdmissionPolicyBinding),
-		ValidateUpdate: updateValidator(func(b, old *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
-			return append(validateValidatingAdmissionPolicyBinding(b), validateObjectMetaUpdate(&b.ObjectMeta, &old.ObjectMeta)...)
-		}),
-	}, false)
+// objectMeta is a typed object's embedded ObjectMeta.
+func objectMeta(obj metav1.Object) *metav1.ObjectMeta {
+	return obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta)
 }
 
 // Defaults, as kube's admissionregistration/v1 defaulters set them.
