@@ -19,10 +19,6 @@ import (
 	"minik/internal/storage"
 )
 
-// returnsDeletedObject lists the resources whose DELETE answers with the
-// deleted object rather than a Status, as in kube-apiserver.
-var returnsDeletedObject = map[string]bool{"pods": true, "services": true, "namespaces": true}
-
 // deleteOptions reads DeleteOptions from the body, or else from the query.
 func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
@@ -83,7 +79,7 @@ func (h *resourceHandler) serveDelete(w http.ResponseWriter, r *http.Request, in
 }
 
 func (h *resourceHandler) writeDeleted(w http.ResponseWriter, o output, obj runtime.Object, deleted bool) {
-	if !deleted || returnsDeletedObject[h.res.Name] {
+	if !deleted || h.res.DeleteReturnsObject {
 		writeObject(w, o, http.StatusOK, h.res.GroupVersion, obj)
 		return
 	}

@@ -74,15 +74,6 @@ var (
 	anyMediaType    = []string{"*/*"}
 )
 
-// returnsDeletedObject lists the resources whose registries answer DELETE
-// with the deleted object rather than a Status (ReturnDeletedObject in
-// kube's registry stores).
-var returnsDeletedObject = map[schema.GroupResource]bool{
-	{Resource: "pods"}: true, {Resource: "podtemplates"}: true, {Resource: "resourcequotas"}: true,
-	{Resource: "serviceaccounts"}: true, {Resource: "services"}: true,
-	{Resource: "persistentvolumes"}: true, {Resource: "persistentvolumeclaims"}: true,
-}
-
 var (
 	statusType     = reflect.TypeOf(metav1.Status{})
 	watchEventType = reflect.TypeOf(metav1.WatchEvent{})
@@ -235,7 +226,7 @@ func resourceRoutes(r *registry.Resource, types *runtime.Scheme) ([]route, error
 	deleteCollection.responses = []response{ok(statusType), unauthorized}
 
 	deleted := statusType
-	if returnsDeletedObject[r.GroupResource()] {
+	if r.DeleteReturnsObject {
 		deleted = objType
 	}
 	del := d.op("delete", d.id("delete", "", "", r.Namespaced), "delete"+article(kind)+kind, "delete", gvk, itemParams, optionParams(metav1.DeleteOptions{}))

@@ -42,6 +42,9 @@ type Resource struct {
 	// ExtraSubresources lists further subresources served for the resource
 	// ("binding", "log"), advertised in discovery.
 	ExtraSubresources []string
+	// DeleteReturnsObject tells whether DELETE answers with the deleted
+	// object rather than a Status, as kube's registries for this resource do.
+	DeleteReturnsObject bool
 	// Strategy holds the per-type behaviour.
 	Strategy Strategy
 }
