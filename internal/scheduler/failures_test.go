@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,16 +36,23 @@ func failurePod(t *testing.T, file string) *corev1.Pod {
 	return pod
 }
 
-// unschedulable waits for the pod's PodScheduled=False condition and its
-// FailedScheduling event, and checks both start with want.
+// unschedulable waits for the pod's PodScheduled=False condition and a
+// FailedScheduling event that both start with want. The scheduler may first
+// judge the pod against fewer nodes than the API holds (its cache trails the
+// API); a node it learns of later moves the pod back and it is judged again,
+// so the test waits for the verdict to converge, as a user watching would.
 func unschedulable(t *testing.T, cs kubernetes.Interface, pod *corev1.Pod, want string) {
 	t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
+	var last string
 	for {
 		p, err := cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
+			t.Fatalf("pod bound to %q in phase %s", p.Spec.NodeName, p.Status.Phase)
 		}
 		var cond *corev1.PodCondition
 		for i := range p.Status.Conditions {
@@ -58,21 +66,23 @@ func unschedulable(t *testing.T, cs kubernetes.Interface, pod *corev1.Pod, want 
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cond != nil && cond.Status == corev1.ConditionFalse && len(evs.Items) > 0 {
-			if p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
-				t.Fatalf("pod bound to %q in phase %s", p.Spec.NodeName, p.Status.Phase)
+		condOK := cond != nil && cond.Status == corev1.ConditionFalse &&
+			cond.Reason == corev1.PodReasonUnschedulable && strings.HasPrefix(cond.Message, want)
+		eventOK := false
+		for _, ev := range evs.Items {
+			if ev.Type == corev1.EventTypeWarning && ev.Source.Component == "default-scheduler" && strings.HasPrefix(ev.Message, want) {
+				eventOK = true
 			}
-			if cond.Reason != corev1.PodReasonUnschedulable || !strings.HasPrefix(cond.Message, want) {
-				t.Fatalf("PodScheduled %s: %q, want Unschedulable: %q...", cond.Reason, cond.Message, want)
-			}
-			ev := evs.Items[0]
-			if ev.Type != corev1.EventTypeWarning || ev.Source.Component != "default-scheduler" || !strings.HasPrefix(ev.Message, want) {
-				t.Fatalf("event %s from %s: %q, want Warning from default-scheduler: %q...", ev.Type, ev.Source.Component, ev.Message, want)
-			}
+		}
+		if condOK && eventOK {
 			return
 		}
+		last = fmt.Sprintf("condition %+v, %d FailedScheduling event(s)", cond, len(evs.Items))
+		for _, ev := range evs.Items {
+			last += fmt.Sprintf("; %s from %s: %q", ev.Type, ev.Source.Component, ev.Message)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pod %s: no Unschedulable condition and FailedScheduling event after 30s (condition %+v)", pod.Name, cond)
+			t.Fatalf("pod %s: want an Unschedulable condition and a Warning FailedScheduling event from default-scheduler reading %q...; after 30s: %s", pod.Name, want, last)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
