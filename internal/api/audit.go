@@ -99,21 +99,22 @@ type AuditGroupResources struct {
 // AuditEvent is an audit.k8s.io/v1 Event.
 type AuditEvent struct {
 	metav1.TypeMeta          `json:",inline"`
-	Level                    AuditLevel                `json:"level"`
-	AuditID                  types.UID                 `json:"auditID"`
-	Stage                    string                    `json:"stage"`
-	RequestURI               string                    `json:"requestURI"`
-	Verb                     string                    `json:"verb"`
-	User                     authenticationv1.UserInfo `json:"user"`
-	SourceIPs                []string                  `json:"sourceIPs,omitempty"`
-	UserAgent                string                    `json:"userAgent,omitempty"`
-	ObjectRef                *AuditObjectReference     `json:"objectRef,omitempty"`
-	ResponseStatus           *metav1.Status            `json:"responseStatus,omitempty"`
-	RequestObject            json.RawMessage           `json:"requestObject,omitempty"`
-	ResponseObject           json.RawMessage           `json:"responseObject,omitempty"`
-	RequestReceivedTimestamp metav1.MicroTime          `json:"requestReceivedTimestamp"`
-	StageTimestamp           metav1.MicroTime          `json:"stageTimestamp"`
-	Annotations              map[string]string         `json:"annotations,omitempty"`
+	Level                    AuditLevel                 `json:"level"`
+	AuditID                  types.UID                  `json:"auditID"`
+	Stage                    string                     `json:"stage"`
+	RequestURI               string                     `json:"requestURI"`
+	Verb                     string                     `json:"verb"`
+	User                     authenticationv1.UserInfo  `json:"user"`
+	ImpersonatedUser         *authenticationv1.UserInfo `json:"impersonatedUser,omitempty"`
+	SourceIPs                []string                   `json:"sourceIPs,omitempty"`
+	UserAgent                string                     `json:"userAgent,omitempty"`
+	ObjectRef                *AuditObjectReference      `json:"objectRef,omitempty"`
+	ResponseStatus           *metav1.Status             `json:"responseStatus,omitempty"`
+	RequestObject            json.RawMessage            `json:"requestObject,omitempty"`
+	ResponseObject           json.RawMessage            `json:"responseObject,omitempty"`
+	RequestReceivedTimestamp metav1.MicroTime           `json:"requestReceivedTimestamp"`
+	StageTimestamp           metav1.MicroTime           `json:"stageTimestamp"`
+	Annotations              map[string]string          `json:"annotations,omitempty"`
 }
 
 // AuditObjectReference is the object a request is about.
@@ -383,6 +384,7 @@ type auditRecord struct {
 
 	id         types.UID
 	user       *auth.User
+	acting     *auth.User // whom user impersonates, if anyone
 	level      AuditLevel
 	omit       bool
 	annotation map[string]string
@@ -425,6 +427,14 @@ func (rec *auditRecord) authenticated(u *auth.User) {
 	case "create", "update", "patch":
 		rec.reqBody = &cappedBuffer{limit: maxBodyBytes}
 		rec.r.Body = &teeBody{ReadCloser: rec.r.Body, buf: rec.reqBody}
+	}
+}
+
+// impersonated records who the request acts as; the policy level stays
+// the one the requester's identity decided, as in kube.
+func (rec *auditRecord) impersonated(u *auth.User) {
+	if rec != nil {
+		rec.acting = u
 	}
 }
 
@@ -498,6 +508,10 @@ func (rec *auditRecord) end() {
 		SourceIPs: sourceIPs(rec.r), UserAgent: rec.r.UserAgent(),
 		RequestReceivedTimestamp: metav1.NewMicroTime(rec.start), StageTimestamp: metav1.NewMicroTime(stamp),
 		Annotations: rec.annotation,
+	}
+	if rec.acting != nil {
+		acting := userInfo(rec.acting)
+		ev.ImpersonatedUser = &acting
 	}
 	if ev.RequestURI == "" {
 		ev.RequestURI = rec.r.URL.RequestURI()

@@ -239,8 +239,9 @@ func (s *Server) InFlight() int64 { return s.inflight.Load() }
 // SetReady marks the server ready: /readyz answers 200 from then on.
 func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
 
-// ServeHTTP runs the handler chain: authentication, authorization, then
-// the route (whose REST handlers run admission and storage).
+// ServeHTTP runs the handler chain: authentication, impersonation,
+// authorization, then the route (whose REST handlers run admission and
+// storage).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
@@ -267,6 +268,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		user = auth.Anonymous()
 	}
 	audit.authenticated(user)
+	acting, err := s.impersonate(r.Context(), r, user)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if acting != nil {
+		audit.impersonated(acting)
+		user = acting
+	}
 	if !public {
 		allowed, reason, err := s.authorize(r.Context(), user, info)
 		audit.authorized(allowed, reason)

@@ -18,6 +18,12 @@ type ConfigFlags struct {
 	Server                string
 	Token                 string
 	InsecureSkipTLSVerify bool
+	// Impersonate, ImpersonateUID and ImpersonateGroups are --as,
+	// --as-uid and --as-group: the requests act as that user (the
+	// server checks that the caller may impersonate it).
+	Impersonate       string
+	ImpersonateUID    string
+	ImpersonateGroups []string
 }
 
 // NewConfigFlags returns the flags with kubectl's defaults.
@@ -35,6 +41,9 @@ func (f *ConfigFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.User, "user", f.User, "The name of the kubeconfig user to use")
 	fs.StringVarP(&f.Server, "server", "s", f.Server, "The address and port of the Kubernetes API server")
 	fs.StringVar(&f.Token, "token", f.Token, "Bearer token for authentication to the API server")
+	fs.StringVar(&f.Impersonate, "as", f.Impersonate, "Username to impersonate for the operation. User could be a regular user or a service account in a namespace.")
+	fs.StringArrayVar(&f.ImpersonateGroups, "as-group", f.ImpersonateGroups, "Group to impersonate for the operation, this flag can be repeated to specify multiple groups.")
+	fs.StringVar(&f.ImpersonateUID, "as-uid", f.ImpersonateUID, "UID to impersonate for the operation.")
 	fs.BoolVar(&f.InsecureSkipTLSVerify, "insecure-skip-tls-verify", f.InsecureSkipTLSVerify, "If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure")
 }
 
@@ -54,5 +63,8 @@ func (f *ConfigFlags) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	overrides.ClusterInfo.Server = f.Server
 	overrides.ClusterInfo.InsecureSkipTLSVerify = f.InsecureSkipTLSVerify
 	overrides.AuthInfo.Token = f.Token
+	overrides.AuthInfo.Impersonate = f.Impersonate
+	overrides.AuthInfo.ImpersonateUID = f.ImpersonateUID
+	overrides.AuthInfo.ImpersonateGroups = f.ImpersonateGroups
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 }
