@@ -47,6 +47,9 @@ type Context struct {
 	Workers int
 	// Logger logs, with the controller's name.
 	Logger *slog.Logger
+	// RootCA is the PEM bundle clients verify the API server with, which
+	// the root-ca-cert-publisher publishes in every namespace.
+	RootCA []byte
 }
 
 // Controller is a running controller.
@@ -88,6 +91,10 @@ type Config struct {
 	Clock clock.WithTicker
 	// Logger logs; nil means slog.Default().
 	Logger *slog.Logger
+	// RootCA is the cluster's CA certificate (PEM), as
+	// kube-controller-manager's --root-ca-file; nil means RESTConfig's CA
+	// data, as kube falls back to.
+	RootCA []byte
 }
 
 // Manager runs the selected controllers.
@@ -121,6 +128,9 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.RootCA == nil {
+		cfg.RootCA = cfg.RESTConfig.CAData
 	}
 	if cfg.Identity == "" {
 		host, _ := os.Hostname()
@@ -222,6 +232,7 @@ func (m *Manager) run(ctx context.Context, cs kubernetes.Interface) error {
 		},
 		Clock:   m.cfg.Clock,
 		Workers: m.cfg.Workers,
+		RootCA:  m.cfg.RootCA,
 	}
 	var running []Controller
 	for _, name := range m.enabled {

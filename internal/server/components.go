@@ -64,6 +64,7 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 			LeaderElect: s.cfg.LeaderElect,
 			Identity:    leaderID,
 			Logger:      s.log.With("component", "controller-manager"),
+			RootCA:      ca.CertPEM,
 		})
 		if err != nil {
 			return nil, err

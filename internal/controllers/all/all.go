@@ -11,7 +11,9 @@ import (
 	"minik/internal/controllers/nodelifecycle"
 	"minik/internal/controllers/replicaset"
 	"minik/internal/controllers/resourcequota"
+	"minik/internal/controllers/rootcacertpublisher"
 	"minik/internal/controllers/serviceaccount"
+	"minik/internal/controllers/tainteviction"
 )
 
 // Controllers returns the known controllers by name.
@@ -25,5 +27,8 @@ func Controllers() map[string]controllers.Constructor {
 		resourcequota.Name:    resourcequota.New,
 		serviceaccount.Name:   serviceaccount.New,
 		nodelifecycle.Name:    nodelifecycle.New,
+		tainteviction.Name:    tainteviction.New,
+
+		rootcacertpublisher.Name: rootcacertpublisher.New,
 	}
 }

@@ -12,8 +12,8 @@
 // node.kubernetes.io/unschedulable:NoSchedule, as kube's taint-by-condition
 // does.
 //
-// Not done (kube's taint-eviction controller): deleting the pods of a node
-// tainted NoExecute once their toleration runs out.
+// Deleting the pods of a node tainted NoExecute once their toleration runs
+// out is the taint-eviction-controller's job (package tainteviction).
 package nodelifecycle
 
 import (
