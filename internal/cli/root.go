@@ -48,6 +48,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdCreate(f, streams),
 		NewCmdLabel(f, streams),
 		NewCmdAnnotate(f, streams),
+		NewCmdTaint(f, streams),
 		NewCmdWait(f, streams),
 		NewCmdEvents(f, streams),
 		NewCmdAPIResources(f, streams),
