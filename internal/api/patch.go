@@ -27,8 +27,8 @@ var patchTypes = map[string]types.PatchType{
 func patchMediaTypeError(ct string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
-			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType),
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
+			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType),
 	}}
 }
 
@@ -88,6 +88,10 @@ func patchType(r *http.Request) (types.PatchType, error) {
 }
 
 func (h *resourceHandler) servePatch(w http.ResponseWriter, r *http.Request, info *RequestInfo, sub string) {
+	if isApply(r) {
+		h.serveApply(w, r, info, sub)
+		return
+	}
 	pt, err := patchType(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -95,6 +99,10 @@ func (h *resourceHandler) servePatch(w http.ResponseWriter, r *http.Request, inf
 	}
 	wr, err := readWrite(r)
 	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, err := patchOptions(r, pt); err != nil {
 		writeError(w, r, err)
 		return
 	}

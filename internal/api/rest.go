@@ -37,6 +37,8 @@ type resourceHandler struct {
 	s     *Server
 	res   *registry.Resource
 	codec *objectCodec
+	// fms are the resource's field managers, by subresource.
+	fms fieldManagers
 	// storageName is the resource's name in etcd keys.
 	storageName string
 	// fieldKeys are the field-selector fields the resource supports.
@@ -74,6 +76,15 @@ func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *Re
 	if !h.res.Namespaced && info.Namespace != "" && h.res.Name != "namespaces" {
 		writeError(w, r, errNoResource())
 		return
+	}
+	switch info.Verb {
+	case "create", "update", "patch":
+		// Field management records who writes: the fieldManager
+		// parameter, else the client's user agent.
+		r = r.WithContext(withWriteInfo(r.Context(), writeInfo{
+			manager:     managerOrUserAgent(r.URL.Query().Get("fieldManager"), r.UserAgent()),
+			subresource: info.Subresource,
+		}))
 	}
 	if info.Subresource != "" {
 		h.serveSubresource(w, r, info)
@@ -444,6 +455,9 @@ func readWrite(r *http.Request) (*writeRequest, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := validateFieldManager(r); err != nil {
+		return nil, err
+	}
 	body, err := readBody(r)
 	if err != nil {
 		return nil, err
@@ -499,6 +513,10 @@ func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Obj
 	if strategy.Default != nil {
 		strategy.Default(obj)
 	}
+	obj = h.manageFields(ctx, nil, obj, "", m.GetManagedFields())
+	if m, err = meta.Accessor(obj); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	attrs := h.admissionAttributes(ctx, admission.Create, "", obj, nil, dryRun)
 	if err := h.s.chain.Admit(ctx, attrs); err != nil {
 		return nil, err
@@ -509,7 +527,6 @@ func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Obj
 	m.SetDeletionTimestamp(nil)
 	m.SetDeletionGracePeriodSeconds(nil)
 	m.SetSelfLink("")
-	m.SetManagedFields(nil)
 	if strategy.NoGeneration {
 		m.SetGeneration(0)
 	} else {
@@ -639,6 +656,7 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 	}
 	// An unconditional update is checked against the object it replaces.
 	m.SetResourceVersion(cm.GetResourceVersion())
+	sent := m.GetManagedFields()
 	strategy := h.res.Strategy
 	switch sub {
 	case "status":
@@ -681,7 +699,10 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 	m.SetDeletionGracePeriodSeconds(cm.GetDeletionGracePeriodSeconds())
 	m.SetGeneration(cm.GetGeneration())
 	m.SetSelfLink("")
-	m.SetManagedFields(nil)
+	obj = h.manageFields(ctx, current, obj, sub, sent)
+	if m, err = meta.Accessor(obj); err != nil {
+		return nil, false, apierrors.NewInternalError(err)
+	}
 	attrs := h.admissionAttributes(ctx, admission.Update, sub, obj, current, dryRun)
 	if err := h.s.chain.Admit(ctx, attrs); err != nil {
 		return nil, false, err

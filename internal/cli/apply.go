@@ -14,8 +14,14 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// FieldManagerClientSideApply is the field manager of client-side apply.
-const FieldManagerClientSideApply = "kubectl-client-side-apply"
+const (
+	// FieldManagerClientSideApply is the field manager of client-side apply.
+	FieldManagerClientSideApply = "kubectl-client-side-apply"
+	// FieldManagerServerSideApply is the default field manager of
+	// server-side apply ("kubectl", as kubectl names it for backward
+	// compatibility).
+	FieldManagerServerSideApply = "kubectl"
+)
 
 const (
 	// maxPatchRetry is how often a patch is recomputed after a conflict.
@@ -29,12 +35,16 @@ type ApplyOptions struct {
 	PrintFlags PrintFlags
 	Filenames  FilenameOptions
 
-	DryRunFlag       string
-	DryRun           DryRunStrategy
-	FieldManager     string
-	ValidateFlag     string
-	FieldValidation  string
-	Overwrite        bool
+	DryRunFlag      string
+	DryRun          DryRunStrategy
+	FieldManager    string
+	ValidateFlag    string
+	FieldValidation string
+	Overwrite       bool
+	// ServerSide sends each object as a server-side apply; ForceConflicts
+	// takes over fields other managers own.
+	ServerSide       bool
+	ForceConflicts   bool
 	Namespace        string
 	EnforceNamespace bool
 
@@ -94,12 +104,17 @@ JSON and YAML formats are accepted.`,
 	cmd.Flags().StringVar(&o.ValidateFlag, "validate", "strict", `Must be one of: strict (or true), warn, ignore (or false). "true" or "strict" will use a schema to validate the input and fail the request if invalid. It will perform server side validation if ServerSideFieldValidation is enabled on the api-server, but will fall back to less reliable client-side validation if not. "warn" will warn about unknown or duplicate fields without blocking the request if server-side field validation is enabled on the API server, and behave as "ignore" otherwise. "false" or "ignore" will not perform any schema validation, silently dropping any unknown or duplicate fields.`)
 	cmd.Flags().Lookup("validate").NoOptDefVal = "strict"
 	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "Automatically resolve conflicts between the modified and live configuration by using values from the modified configuration")
+	cmd.Flags().BoolVar(&o.ServerSide, "server-side", false, "If true, apply runs in the server instead of the client.")
+	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "If true, server-side apply will force the changes against conflicts.")
 	return cmd
 }
 
 // Complete fills the options from the factory and flags.
 func (o *ApplyOptions) Complete(f *Factory, cmd *cobra.Command) error {
 	o.BaseName = cmd.Root().Name()
+	if o.ServerSide && !cmd.Flags().Changed("field-manager") {
+		o.FieldManager = FieldManagerServerSideApply
+	}
 	var err error
 	if o.DryRun, err = parseDryRun(o.DryRunFlag); err != nil {
 		return err
@@ -141,6 +156,12 @@ func parseValidate(v string) (string, error) {
 func (o *ApplyOptions) Validate(cmd *cobra.Command, args []string) error {
 	if len(args) != 0 {
 		return usageErrorf(cmd, "Unexpected args: %v", args)
+	}
+	if o.ForceConflicts && !o.ServerSide {
+		return errors.New("--force-conflicts only works with --server-side")
+	}
+	if o.DryRun == DryRunClient && o.ServerSide {
+		return errors.New("--dry-run=client doesn't work with --server-side (did you mean --dry-run=server instead?)")
 	}
 	_, err := o.printer("created")
 	return err

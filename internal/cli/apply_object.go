@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -41,6 +42,10 @@ func (o *ApplyOptions) applyOne(ctx context.Context, info *Info) error {
 		if gen := obj.GetGenerateName(); gen != "" {
 			return fmt.Errorf("from %s: cannot use generate name with apply", gen)
 		}
+	}
+
+	if o.ServerSide {
+		return o.serverSideApply(ctx, info, obj)
 	}
 
 	modified, err := modifiedConfiguration(obj, true)
@@ -151,4 +156,49 @@ func (o *ApplyOptions) printResult(info *Info, operation string) error {
 		return err
 	}
 	return printer.PrintObj(info.Object, o.Streams.Out)
+}
+
+// serverSideConflictHelp follows a server-side apply conflict, as kubectl
+// explains it.
+const serverSideConflictHelp = `%v
+Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the ` + "`--force-conflicts`" + ` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts`
+
+// serverSideApply sends the manifest's object as an apply patch (the
+// server merges it, creating the object if needed) and prints
+// "serverside-applied".
+func (o *ApplyOptions) serverSideApply(ctx context.Context, info *Info, obj *unstructured.Unstructured) error {
+	if info.Name == "" {
+		return errors.New("resource name may not be empty")
+	}
+	data, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
+	if err != nil {
+		return addSourceToErr("serverside-apply", info.Source, err)
+	}
+	applied, err := o.resource(info).Patch(ctx, info.Name, types.ApplyPatchType, data, metav1.PatchOptions{
+		DryRun:          o.dryRun(),
+		Force:           &o.ForceConflicts,
+		FieldManager:    o.FieldManager,
+		FieldValidation: o.FieldValidation,
+	})
+	if err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf(serverSideConflictHelp, err)
+		}
+		return err
+	}
+	info.Object = applied
+	if applied.GetDeletionTimestamp() != nil {
+		fmt.Fprintf(o.Streams.ErrOut, "Warning: Detected changes to resource %s which is currently being deleted.\n", applied.GetName())
+	}
+	return o.printResult(info, "serverside-applied")
 }

@@ -149,10 +149,18 @@ func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
 		return NewTablePrinter(f.tableOptions(true)), nil
 	case "name":
 		return &NamePrinter{ShortOutput: true}, nil
-	case "json":
-		p = &JSONPrinter{}
-	case "yaml":
-		p = &YAMLPrinter{}
+	case "json", "yaml":
+		if format == "json" {
+			p = &JSONPrinter{}
+		} else {
+			p = &YAMLPrinter{}
+		}
+		// As kubectl's JSON and YAML printers (only those: templates
+		// see every field).
+		if !f.ShowManagedFields {
+			p = &omitManagedFieldsPrinter{delegate: p}
+		}
+		return p, nil
 	case "jsonpath", "jsonpath-as-json", "jsonpath-file":
 		tmpl := arg
 		if tmpl == "" {
@@ -188,9 +196,6 @@ func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
 		return NewCustomColumnsPrinterFromSpec(spec, f.NoHeaders)
 	default:
 		return nil, f.noCompatiblePrinter()
-	}
-	if !f.ShowManagedFields {
-		p = &omitManagedFieldsPrinter{delegate: p}
 	}
 	return p, nil
 }
