@@ -98,6 +98,22 @@ stage "6. the rollout has converged"
 step "kubectl -n $NS get deployment web -o yaml   # status"
 k -n "$NS" get deployment web -o yaml | sed -n '/^status:/,$p'
 
+stage "failure checkpoint: the API server refuses (RBAC)"
+SA=system:serviceaccount:$NS:default
+step "kubectl -n $NS auth can-i patch deployments --as $SA"
+k -n "$NS" auth can-i patch deployments --as "$SA" || echo "(exit $?)"
+step "kubectl -n $NS scale deployment web --replicas 5 --as $SA"
+k -n "$NS" scale deployment web --replicas 5 --as "$SA" || echo "(exit $?)"
+
+stage "failure checkpoint: the pod stays Pending (resource requests)"
+step "kubectl -n $NS apply -f testdata/failures/insufficient-cpu.yaml"
+k -n "$NS" apply -f testdata/failures/insufficient-cpu.yaml
+k -n "$NS" wait --for=condition=PodScheduled=False pod/insufficient-cpu --timeout=60s >/dev/null || true
+step "kubectl -n $NS get pod insufficient-cpu"
+k -n "$NS" get pod insufficient-cpu
+step "kubectl -n $NS describe pod insufficient-cpu   # Events say why"
+k -n "$NS" describe pod insufficient-cpu | sed -n '/^Events:/,$p'
+
 stage "failure checkpoint: the container does not start (bad image tag)"
 step "kubectl -n $NS apply -f testdata/failures/bad-image-tag.yaml"
 k -n "$NS" apply -f testdata/failures/bad-image-tag.yaml
