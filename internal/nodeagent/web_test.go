@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 
@@ -63,12 +66,13 @@ func TestWebReachesThreeReadyPods(t *testing.T) {
 		}
 	}
 	var pods []corev1.Pod
-	waitFor(t, 60*time.Second, "3 Ready web pods", func(ctx context.Context) (bool, error) {
+	var all []corev1.Pod
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		list, err := cs.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
-			return false, err
+			return false, nil // a request cut by the deadline is reported below
 		}
-		pods = pods[:0]
+		all, pods = list.Items, pods[:0]
 		for _, p := range list.Items {
 			if p.Status.Phase == corev1.PodRunning && isReady(&p) {
 				pods = append(pods, p)
@@ -76,6 +80,16 @@ func TestWebReachesThreeReadyPods(t *testing.T) {
 		}
 		return len(pods) == 3, nil
 	})
+	if err != nil {
+		var b strings.Builder
+		for i := range all {
+			fmt.Fprintf(&b, "\n  %s on %q: %s", all[i].Name, all[i].Spec.NodeName, statusSummary(&all[i]))
+		}
+		if d, derr := cs.AppsV1().Deployments("demo").Get(ctx, "web", metav1.GetOptions{}); derr == nil {
+			fmt.Fprintf(&b, "\n  deployment: %+v", d.Status)
+		}
+		t.Fatalf("waiting for 3 Ready web pods: %v; %d pod(s):%s", err, len(all), b.String())
+	}
 	nodes := map[string]bool{}
 	for _, p := range pods {
 		nodes[p.Spec.NodeName] = true

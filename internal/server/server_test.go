@@ -97,9 +97,12 @@ func clientFor(t testing.TB, dataDir string) kubernetes.Interface {
 	return cs
 }
 
+// snapshot lists the test's own ConfigMaps (labelled restart-test), leaving
+// out those the controllers publish (kube-root-ca.crt), which may appear at
+// any time.
 func snapshot(t testing.TB, cs kubernetes.Interface) []string {
 	t.Helper()
-	l, err := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{})
+	l, err := cs.CoreV1().ConfigMaps("default").List(context.Background(), metav1.ListOptions{LabelSelector: "restart-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +123,7 @@ func TestObjectsSurviveRestarts(t *testing.T) {
 			cmd, _ := startProcess(t, dir)
 			cs := clientFor(t, dir)
 			for i := 0; i < 5; i++ {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"i": fmt.Sprint(i)}}
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"restart-test": "true"}}, Data: map[string]string{"i": fmt.Sprint(i)}}
 				if _, err := cs.CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
