@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -250,7 +248,7 @@ func NewCmdConfig(f *Factory, streams IOStreams) *cobra.Command {
 		},
 	}
 	var minify, raw, flatten bool
-	var output string
+	viewPrint := &PrintFlags{OutputFormat: "yaml"}
 	view := &cobra.Command{
 		Use:   "view",
 		Short: "Display merged kubeconfig settings or a specified kubeconfig file",
@@ -283,9 +281,14 @@ func NewCmdConfig(f *Factory, streams IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pf := PrintFlags{OutputFormat: output}
-			if pf.OutputFormat == "" {
-				pf.OutputFormat = "yaml"
+			pf := *viewPrint
+			if pf.OutputFormat == "" || !cmd.Flags().Changed("output") && pf.Template != "" {
+				// As kubectl's: YAML by default, a go-template when
+				// --template is given without -o.
+				pf.OutputFormat = ""
+				if pf.Template == "" {
+					pf.OutputFormat = "yaml"
+				}
 			}
 			printer, err := pf.ToPrinter()
 			if err != nil {
@@ -305,7 +308,7 @@ func NewCmdConfig(f *Factory, streams IOStreams) *cobra.Command {
 	view.Flags().BoolVar(&minify, "minify", false, "Remove all information not used by current-context from the output")
 	view.Flags().BoolVar(&raw, "raw", false, "Display raw byte data and sensitive data")
 	view.Flags().BoolVar(&flatten, "flatten", false, "Flatten the resulting kubeconfig file into self-contained output (useful for creating portable kubeconfig files)")
-	view.Flags().StringVarP(&output, "output", "o", "yaml", "Output format. One of: (json, yaml, jsonpath, jsonpath-as-json, jsonpath-file).")
+	viewPrint.AddFlags(view)
 
 	var noHeaders bool
 	var ctxOutput string
@@ -435,114 +438,6 @@ func NewCmdCompletion(streams IOStreams) *cobra.Command {
 			return usageErrorf(cmd, "Unsupported shell type %q.", args[0])
 		},
 	}
-}
-
-// NewCmdAuth returns the auth command with can-i.
-func NewCmdAuth(f *Factory, streams IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:                   "auth",
-		DisableFlagsInUseLine: true,
-		Short:                 "Inspect authorization",
-		Long:                  "Inspect authorization.",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.SetOut(streams.ErrOut)
-			return cmd.Help()
-		},
-	}
-	var allNamespaces, quiet bool
-	var subresource string
-	canI := &cobra.Command{
-		Use:                   "can-i VERB [TYPE | TYPE/NAME | NONRESOURCEURL]",
-		DisableFlagsInUseLine: true,
-		Short:                 "Check whether an action is allowed",
-		Long: `Check whether an action is allowed.
-
- VERB is a logical Kubernetes API verb like 'get', 'list', 'watch', 'delete', etc. TYPE is a Kubernetes resource. Shortcuts and groups will be resolved. NONRESOURCEURL is a partial URL that starts with "/". NAME is the name of a particular Kubernetes resource. This command pairs nicely with impersonation. See --as global flag.`,
-		Example: `  # Check to see if I can create pods in any namespace
-  minikctl auth can-i create pods --all-namespaces
-
-  # Check to see if I can list deployments in my current namespace
-  minikctl auth can-i list deployments.apps`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 2 {
-				if len(args) == 0 {
-					return fmt.Errorf("you must specify two arguments: verb resource or verb resource/resourceName.\nusage: %s", "can-i VERB [TYPE | TYPE/NAME | NONRESOURCEURL]")
-				}
-				return fmt.Errorf("you must specify two arguments: verb resource or verb resource/resourceName.\nusage: %s", "can-i VERB [TYPE | TYPE/NAME | NONRESOURCEURL]")
-			}
-			verb := args[0]
-			ns, _, err := f.Namespace()
-			if err != nil {
-				return err
-			}
-			if allNamespaces {
-				ns = metav1.NamespaceAll
-			}
-			spec := authorizationv1.SelfSubjectAccessReviewSpec{}
-			if strings.HasPrefix(args[1], "/") {
-				spec.NonResourceAttributes = &authorizationv1.NonResourceAttributes{Verb: verb, Path: args[1]}
-			} else {
-				resource, name := args[1], ""
-				if i := strings.Index(resource, "/"); i >= 0 {
-					resource, name = resource[:i], resource[i+1:]
-				}
-				gvr := schema.GroupVersionResource{Resource: resource}
-				if resource != "*" {
-					mapper, err := f.ToRESTMapper()
-					if err != nil {
-						return err
-					}
-					full, gr := schema.ParseResourceArg(strings.ToLower(resource))
-					if full != nil {
-						gvr, _ = mapper.ResourceFor(*full)
-					}
-					if gvr.Empty() {
-						if gvr, err = mapper.ResourceFor(gr.WithVersion("")); err != nil {
-							if gr.Group == "" {
-								fmt.Fprintf(streams.ErrOut, "Warning: the server doesn't have a resource type '%s'\n", gr.Resource)
-							} else {
-								fmt.Fprintf(streams.ErrOut, "Warning: the server doesn't have a resource type '%s' in group '%s'\n", gr.Resource, gr.Group)
-							}
-							gvr = schema.GroupVersionResource{Resource: resource}
-						}
-					}
-				}
-				spec.ResourceAttributes = &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: gvr.Group, Resource: gvr.Resource, Subresource: subresource, Name: name}
-			}
-			cs, err := f.KubernetesClientSet()
-			if err != nil {
-				return err
-			}
-			resp, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(), &authorizationv1.SelfSubjectAccessReview{Spec: spec}, metav1.CreateOptions{})
-			if err != nil {
-				return err
-			}
-			if quiet {
-				if !resp.Status.Allowed {
-					return ErrExit
-				}
-				return nil
-			}
-			if resp.Status.Allowed {
-				fmt.Fprintln(streams.Out, "yes")
-				return nil
-			}
-			fmt.Fprint(streams.Out, "no")
-			if resp.Status.Reason != "" {
-				fmt.Fprintf(streams.Out, " - %v", resp.Status.Reason)
-			}
-			if resp.Status.EvaluationError != "" {
-				fmt.Fprintf(streams.Out, " - %v", resp.Status.EvaluationError)
-			}
-			fmt.Fprintln(streams.Out)
-			return ErrExit
-		},
-	}
-	canI.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "If true, check the specified action in all namespaces.")
-	canI.Flags().BoolVarP(&quiet, "quiet", "q", false, "If true, suppress output and just return the exit code.")
-	canI.Flags().StringVar(&subresource, "subresource", "", "SubResource such as pod/log or deployment/scale")
-	cmd.AddCommand(canI)
-	return cmd
 }
 
 func goVersion() string { return goruntime.Version() }

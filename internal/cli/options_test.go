@@ -137,7 +137,7 @@ func TestApplyOptions(t *testing.T) {
 		{[]string{"apply"}, "must specify one of -f and -k"},
 		{[]string{"apply", "-f", "a.yaml", "--dry-run"}, `--dry-run flag without a value was specified. A value must be set: "none", "server", or "client".`},
 		{[]string{"apply", "-f", "a.yaml", "--validate=sometimes"}, `invalid - validate option "sometimes"; must be one of: strict (or true), warn, ignore (or false)`},
-		{[]string{"apply", "-f", "a.yaml", "-o", "wide"}, `unable to match a printer suitable for the output format "wide", allowed formats are: json,jsonpath,jsonpath-as-json,jsonpath-file,name,yaml`},
+		{[]string{"apply", "-f", "a.yaml", "-o", "wide"}, `unable to match a printer suitable for the output format "wide", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml`},
 	} {
 		_, err := parseApply(t, append([]string{"--kubeconfig", kc}, tt.args...)...)
 		if err == nil || err.Error() != tt.want {

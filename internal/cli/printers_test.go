@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -320,6 +321,13 @@ func TestJSONPathAndCustomColumnsPrinters(t *testing.T) {
 		{"custom columns print missing values as <none>", PrintFlags{HumanReadable: true, OutputFormat: "custom-columns=NAME:.metadata.name,APP:.metadata.labels.app,PORTS:{.ports[*].port}"},
 			"NAME   APP      PORTS\na      <none>   <none>\nb      web      80,443\n"},
 		{"custom columns without headers", PrintFlags{HumanReadable: true, NoHeaders: true, OutputFormat: "custom-columns=NAME:metadata.name"}, "a\nb\n"},
+		{"go-template runs over the list", PrintFlags{OutputFormat: `go-template={{.kind}}:{{range .items}} {{.metadata.name}}{{end}}`}, "List: a b"},
+		{"template is go-template", PrintFlags{OutputFormat: `template={{len .items}}`}, "2"},
+		{"--template without -o is a go-template", PrintFlags{HumanReadable: true, Template: `{{range .items}}{{.metadata.name}}{{end}}`}, "ab"},
+		{"-o go-template takes --template", PrintFlags{OutputFormat: "go-template", Template: `{{(index .items 1).metadata.labels.app}}`}, "web"},
+		{"integers stay integers", PrintFlags{OutputFormat: `go-template={{range .items}}{{range .ports}}{{printf "%T " .port}}{{end}}{{end}}`, AllowMissingTemplateKeys: true}, "int64 int64 "},
+		{"a missing key prints <no value>", PrintFlags{OutputFormat: `go-template={{(index .items 1).metadata.labels.color}}`, AllowMissingTemplateKeys: true}, "<no value>"},
+		{"exists walks keys and indexes", PrintFlags{OutputFormat: `go-template={{exists . "items" 1 "ports" 0 "port"}} {{exists . "items" 2}} {{exists . "items" 0 "ports"}} {{exists . "kind"}}`}, "true false false true"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,13 +353,18 @@ func TestPrintFlagsErrors(t *testing.T) {
 		want  string
 	}{
 		{"an unknown format names the allowed ones", PrintFlags{HumanReadable: true, OutputFormat: "table"},
-			`unable to match a printer suitable for the output format "table", allowed formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,wide,yaml`},
+			`unable to match a printer suitable for the output format "table", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml`},
 		{"apply has no tables", PrintFlags{OutputFormat: "wide"},
-			`unable to match a printer suitable for the output format "wide", allowed formats are: json,jsonpath,jsonpath-as-json,jsonpath-file,name,yaml`},
+			`unable to match a printer suitable for the output format "wide", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml`},
 		{"jsonpath needs a template", PrintFlags{OutputFormat: "jsonpath"}, "template format specified but no template given"},
 		{"custom columns need columns", PrintFlags{HumanReadable: true, OutputFormat: "custom-columns="}, "custom-columns format specified but no custom columns given"},
 		{"custom columns need headers", PrintFlags{HumanReadable: true, OutputFormat: "custom-columns=.metadata.name"}, "unexpected custom-columns spec: .metadata.name, expected <header>:<json-path-expr>"},
 		{"a bad jsonpath", PrintFlags{OutputFormat: "jsonpath={.items[}"}, "error parsing jsonpath {.items[}, unterminated array\n"},
+		{"a bad go-template", PrintFlags{OutputFormat: "go-template={{.items"}, "error parsing template {{.items, template: output:1: unclosed action"},
+		{"go-template needs a template", PrintFlags{OutputFormat: "go-template="}, "template format specified but no template given"},
+		{"with --template, -o names a format only", PrintFlags{OutputFormat: "jsonpath={.kind}", Template: "{{.kind}}"},
+			`unable to match a printer suitable for the output format "jsonpath={.kind}", allowed formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,yaml`},
+		{"a missing template file", PrintFlags{OutputFormat: "go-template-file=testdata/none.tmpl"}, "error reading --template testdata/none.tmpl, open testdata/none.tmpl: no such file or directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -397,4 +410,33 @@ func TestSortObject(t *testing.T) {
 	if err := sortObject(list, ".nope"); err == nil || err.Error() != `couldn't find any field with path "{.nope}" in the list of objects` {
 		t.Errorf("sort by a missing field: %v", err)
 	}
+}
+
+func TestGoTemplatePrinterErrors(t *testing.T) {
+	cm := configMap("a")
+	t.Run("a missing key fails without --allow-missing-template-keys", func(t *testing.T) {
+		p, err := (&PrintFlags{OutputFormat: "go-template={{.data.color}}"}).ToPrinter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err = p.PrintObj(cm, &out)
+		want := `error executing template "{{.data.color}}": template: output:1:7: executing "output" at <.data.color>: map has no entry for key "color"`
+		if err == nil || err.Error() != want {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+		if !strings.HasPrefix(out.String(), "Error executing template: ") || !strings.Contains(out.String(), "\ttemplate was:\n\t\t{{.data.color}}\n") {
+			t.Errorf("no debugging output:\n%s", out.String())
+		}
+	})
+	t.Run("base64decode reports bad input", func(t *testing.T) {
+		p, err := (&PrintFlags{OutputFormat: "go-template={{.metadata.name | base64decode}}"}).ToPrinter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.PrintObj(cm, io.Discard)
+		if err == nil || !strings.HasSuffix(err.Error(), "error calling base64decode: base64 decode failed: illegal base64 data at input byte 0") {
+			t.Errorf("err = %v", err)
+		}
+	})
 }

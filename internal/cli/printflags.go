@@ -78,7 +78,7 @@ type PrintFlags struct {
 func (f *PrintFlags) AddFlags(cmd *cobra.Command) {
 	formats := strings.Join(f.AllowedFormats(), ", ")
 	cmd.Flags().StringVarP(&f.OutputFormat, "output", "o", f.OutputFormat, "Output format. One of: ("+formats+").")
-	cmd.Flags().StringVar(&f.Template, "template", f.Template, "Template string or path to template file to use when -o=jsonpath, -o=jsonpath-file. The template format is JSONPath (http://kubernetes.io/docs/user-guide/jsonpath).")
+	cmd.Flags().StringVar(&f.Template, "template", f.Template, "Template string or path to template file to use when -o=go-template, -o=go-template-file. The template format is golang templates [http://golang.org/pkg/text/template/#pkg-overview].")
 	cmd.Flags().BoolVar(&f.ShowManagedFields, "show-managed-fields", f.ShowManagedFields, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	cmd.Flags().BoolVar(&f.AllowMissingTemplateKeys, "allow-missing-template-keys", true, "If true, ignore any errors in templates when a field or map key is missing in the template. Only applies to golang and jsonpath output formats.")
 	if f.HumanReadable {
@@ -92,7 +92,10 @@ func (f *PrintFlags) AddFlags(cmd *cobra.Command) {
 
 // AllowedFormats lists the -o values the flags accept.
 func (f *PrintFlags) AllowedFormats() []string {
-	formats := []string{"json", "yaml", "name", "jsonpath", "jsonpath-as-json", "jsonpath-file"}
+	formats := []string{"json", "yaml", "name"}
+	for format := range templateFormats {
+		formats = append(formats, format)
+	}
 	if f.HumanReadable {
 		formats = append(formats, "wide", "custom-columns", "custom-columns-file")
 	}
@@ -126,12 +129,13 @@ func (f *PrintFlags) dryRunSuffix() string {
 	return ""
 }
 
-// ToPrinter returns the printer the flags select.
+// ToPrinter returns the printer the flags select. As kubectl, a
+// --template without -o means -o go-template.
 func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
-	format, arg := f.outputFormat()
-	if format == "" && f.Template != "" {
-		format = "jsonpath"
+	if p, ok, err := f.templatePrinter(); ok {
+		return p, err
 	}
+	format, arg := f.outputFormat()
 	var p ResourcePrinter
 	switch format {
 	case "":
@@ -161,26 +165,6 @@ func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
 			p = &omitManagedFieldsPrinter{delegate: p}
 		}
 		return p, nil
-	case "jsonpath", "jsonpath-as-json", "jsonpath-file":
-		tmpl := arg
-		if tmpl == "" {
-			tmpl = f.Template
-		}
-		if tmpl == "" {
-			return nil, fmt.Errorf("template format specified but no template given")
-		}
-		if format == "jsonpath-file" {
-			data, err := readFileArg(tmpl)
-			if err != nil {
-				return nil, fmt.Errorf("error reading --template %s, %v", tmpl, err)
-			}
-			tmpl = data
-		}
-		jp, err := NewJSONPathPrinter(tmpl, format == "jsonpath-as-json", f.AllowMissingTemplateKeys)
-		if err != nil {
-			return nil, fmt.Errorf("error parsing jsonpath %s, %v\n", tmpl, err)
-		}
-		p = jp
 	case "custom-columns", "custom-columns-file":
 		if !f.HumanReadable {
 			return nil, f.noCompatiblePrinter()
@@ -197,11 +181,63 @@ func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
 	default:
 		return nil, f.noCompatiblePrinter()
 	}
-	return p, nil
+}
+
+// templateFormats are the -o values of the template printers, and whether
+// each names a JSONPath (rather than a Go template) and a file (rather
+// than the template itself).
+var templateFormats = map[string]struct{ jsonPath, file bool }{
+	"go-template":      {},
+	"template":         {},
+	"go-template-file": {file: true},
+	"templatefile":     {file: true},
+	"jsonpath":         {jsonPath: true},
+	"jsonpath-as-json": {jsonPath: true},
+	"jsonpath-file":    {jsonPath: true, file: true},
+}
+
+// templatePrinter returns the template printer the flags select; ok is
+// false when they select another printer. The template is --template when
+// given (then -o must be a bare format name, as in kubectl), else the part
+// of -o after "=".
+func (f *PrintFlags) templatePrinter() (p ResourcePrinter, ok bool, err error) {
+	format, tmpl := f.OutputFormat, f.Template
+	if format == "" && tmpl != "" {
+		format = "go-template"
+	}
+	if tmpl == "" {
+		format, tmpl, _ = strings.Cut(format, "=")
+	}
+	kind, ok := templateFormats[format]
+	if !ok {
+		return nil, false, nil
+	}
+	if tmpl == "" {
+		return nil, true, fmt.Errorf("template format specified but no template given")
+	}
+	if kind.file {
+		data, err := readFileArg(tmpl)
+		if err != nil {
+			return nil, true, fmt.Errorf("error reading --template %s, %v", tmpl, err)
+		}
+		tmpl = data
+	}
+	if kind.jsonPath {
+		jp, err := NewJSONPathPrinter(tmpl, format == "jsonpath-as-json", f.AllowMissingTemplateKeys)
+		if err != nil {
+			return nil, true, fmt.Errorf("error parsing jsonpath %s, %v\n", tmpl, err)
+		}
+		return jp, true, nil
+	}
+	gt, err := NewGoTemplatePrinter(tmpl, f.AllowMissingTemplateKeys)
+	if err != nil {
+		return nil, true, fmt.Errorf("error parsing template %s, %v", tmpl, err)
+	}
+	return gt, true, nil
 }
 
 func (f *PrintFlags) noCompatiblePrinter() error {
-	format, _ := f.outputFormat()
+	format := f.OutputFormat
 	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", format, strings.Join(f.AllowedFormats(), ","))
 }
 
