@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -66,18 +65,18 @@ type RuleResolver interface {
 	RulesFor(ctx context.Context, u *User, namespace string) (rules []rbacv1.PolicyRule, incomplete bool, err error)
 }
 
-// AllowAll is the rule set of system:masters: every verb on everything.
+// RulesFor implements RuleResolver with no rules: system:masters is
+// allowed everything without listing it, as kube's privileged-group
+// authorizer is. A rules review shows the rules of its cluster-admin
+// binding instead.
+func (MastersAuthorizer) RulesFor(context.Context, *User, string) ([]rbacv1.PolicyRule, bool, error) {
+	return nil, false, nil
+}
+
+// AllowAll is every verb on everything, the rules AlwaysAllow lists.
 var AllowAll = []rbacv1.PolicyRule{
 	{Verbs: []string{rbacv1.VerbAll}, APIGroups: []string{rbacv1.APIGroupAll}, Resources: []string{rbacv1.ResourceAll}},
 	{Verbs: []string{rbacv1.VerbAll}, NonResourceURLs: []string{rbacv1.NonResourceAll}},
-}
-
-// RulesFor implements RuleResolver.
-func (MastersAuthorizer) RulesFor(_ context.Context, u *User, _ string) ([]rbacv1.PolicyRule, bool, error) {
-	if u != nil && slices.Contains(u.Groups, GroupMasters) {
-		return AllowAll, false, nil
-	}
-	return nil, false, nil
 }
 
 // AlwaysAllow allows everything to everyone (kube's
