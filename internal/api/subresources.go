@@ -6,6 +6,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,7 @@ type subresourceInfo struct {
 // subresources are the extra subresources served, by resource.
 var subresources = map[subresourceKey]subresourceInfo{
 	{schema.GroupResource{Resource: "pods"}, "binding"}:          {kind: "Binding", verbs: metav1.Verbs{"create"}},
+	{schema.GroupResource{Resource: "pods"}, "eviction"}:         {kind: "Eviction", verbs: metav1.Verbs{"create"}, gv: policyv1.SchemeGroupVersion},
 	{schema.GroupResource{Resource: "pods"}, "log"}:              {kind: "Pod", verbs: metav1.Verbs{"get"}},
 	{schema.GroupResource{Resource: "namespaces"}, "finalize"}:   {kind: "Namespace", verbs: metav1.Verbs{"update"}},
 	{schema.GroupResource{Resource: "serviceaccounts"}, "token"}: {kind: "TokenRequest", verbs: metav1.Verbs{"create"}, gv: tokenRequestGV},
@@ -57,6 +59,12 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 			return
 		}
 		h.serveBinding(w, r, info)
+	case info.Subresource == "eviction" && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
+		if info.Verb != "create" {
+			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/eviction"}, r.Method))
+			return
+		}
+		h.serveEviction(w, r, info)
 	case info.Subresource == "log" && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
 		if info.Verb != "get" {
 			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/log"}, r.Method))

@@ -69,7 +69,8 @@ func NewCmdCreate(f *Factory, streams IOStreams) *cobra.Command {
 	}
 	o.addFlags(cmd)
 	o.Filenames.AddFlags(cmd, "to use to create the resource")
-	cmd.AddCommand(newCmdCreateNamespace(f, streams), newCmdCreateDeployment(f, streams), newCmdCreateConfigMap(f, streams), newCmdCreateSecret(f, streams))
+	cmd.AddCommand(newCmdCreateNamespace(f, streams), newCmdCreateDeployment(f, streams), newCmdCreateConfigMap(f, streams), newCmdCreateSecret(f, streams),
+		newCmdCreateJob(f, streams), newCmdCreateCronJob(f, streams))
 	return cmd
 }
 

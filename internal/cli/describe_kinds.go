@@ -32,19 +32,24 @@ type kindDescriber func(ctx context.Context, d *describer, obj runtime.Object) (
 // kindDescribers are the kinds with a layout of their own; others are
 // described generically.
 var kindDescribers = map[schema.GroupKind]kindDescriber{
-	{Group: "apps", Kind: "Deployment"}: describeDeployment,
-	{Group: "apps", Kind: "ReplicaSet"}: describeReplicaSet,
-	{Kind: "Pod"}:                       describePod,
-	{Kind: "Service"}:                   describeService,
-	{Kind: "Node"}:                      describeNode,
-	{Kind: "Namespace"}:                 describeNamespace,
-	{Kind: "ConfigMap"}:                 describeConfigMap,
-	{Kind: "Secret"}:                    describeSecret,
+	{Group: "apps", Kind: "Deployment"}:                              describeDeployment,
+	{Group: "apps", Kind: "ReplicaSet"}:                              describeReplicaSet,
+	{Group: "apps", Kind: "StatefulSet"}:                             describeStatefulSet,
+	{Group: "apps", Kind: "DaemonSet"}:                               describeDaemonSet,
+	{Kind: "Pod"}:                                                    describePod,
+	{Kind: "Service"}:                                                describeService,
+	{Kind: "Node"}:                                                   describeNode,
+	{Kind: "Namespace"}:                                              describeNamespace,
+	{Kind: "ConfigMap"}:                                              describeConfigMap,
+	{Kind: "Secret"}:                                                 describeSecret,
 	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:               describeEndpointSlice,
 	{Group: "networking.k8s.io", Kind: "Ingress"}:                    describeIngress,
 	{Group: "networking.k8s.io", Kind: "IngressClass"}:               describeIngressClass,
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        describeRoleBinding,
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: describeRoleBinding,
+
+	{Group: "batch", Kind: "Job"}:     describeJob,
+	{Group: "batch", Kind: "CronJob"}: describeCronJob,
 }
 
 func describeDeployment(ctx context.Context, d *describer, obj runtime.Object) (string, error) {

@@ -73,7 +73,9 @@ func NewCmdRollout(f *Factory, streams IOStreams) *cobra.Command {
 
  Valid resource types include:
 
-  *  deployments`,
+  *  deployments
+  *  daemonsets
+  *  statefulsets`,
 		Example: `  # Rollback to the previous deployment
   minikctl rollout undo deployment/web
 
@@ -142,10 +144,11 @@ func runRolloutStatus(ctx context.Context, f *Factory, o *RolloutStatusOptions) 
 		return err
 	}
 	for _, info := range infos {
-		if info.Mapping.GroupVersionKind.GroupKind() != deploymentKind {
+		kind, ok := rolloutKinds[info.Mapping.GroupVersionKind.GroupKind()]
+		if !ok || kind.status == nil {
 			return fmt.Errorf("no status viewer has been implemented for %v", info.Mapping.GroupVersionKind.GroupKind())
 		}
-		if err := o.watchOne(ctx, dc, info); err != nil {
+		if err := o.watchOne(ctx, dc, info, kind.status); err != nil {
 			return err
 		}
 	}
@@ -155,7 +158,7 @@ func runRolloutStatus(ctx context.Context, f *Factory, o *RolloutStatusOptions) 
 	return nil
 }
 
-func (o *RolloutStatusOptions) watchOne(ctx context.Context, dc dynamic.Interface, info *Info) error {
+func (o *RolloutStatusOptions) watchOne(ctx context.Context, dc dynamic.Interface, info *Info, statusOf statusViewer) error {
 	selector := fields.OneTermEqualSelector("metadata.name", info.Name).String()
 	client := dc.Resource(info.Mapping.Resource).Namespace(info.Namespace)
 	lw := &cache.ListWatch{
@@ -173,7 +176,7 @@ func (o *RolloutStatusOptions) watchOne(ctx context.Context, dc dynamic.Interfac
 	_, err := watchtools.UntilWithSync(wctx, lw, &unstructured.Unstructured{}, nil, func(e watch.Event) (bool, error) {
 		switch e.Type {
 		case watch.Added, watch.Modified:
-			status, done, err := deploymentRolloutStatus(e.Object.(*unstructured.Unstructured), o.Revision)
+			status, done, err := statusOf(e.Object.(*unstructured.Unstructured), o.Revision)
 			if err != nil {
 				return false, err
 			}
@@ -273,7 +276,20 @@ func newCmdRolloutHistory(f *Factory, streams IOStreams) *cobra.Command {
 }
 
 // deploymentHistory maps the revisions of a deployment to its replica sets.
-func deploymentHistory(ctx context.Context, cs kubernetes.Interface, namespace, name string) (map[int64]*appsv1.ReplicaSet, error) {
+func deploymentHistory(ctx context.Context, cs kubernetes.Interface, namespace, name string) (map[int64]revisionEntry, error) {
+	h, err := deploymentReplicaSets(ctx, cs, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]revisionEntry, len(h))
+	for v, rs := range h {
+		out[v] = revisionEntry{Object: rs, Template: templateWithChangeCause(rs), ChangeCause: rs.Annotations[changeCauseAnnotation]}
+	}
+	return out, nil
+}
+
+// deploymentReplicaSets maps the revisions of a deployment to its replica sets.
+func deploymentReplicaSets(ctx context.Context, cs kubernetes.Interface, namespace, name string) (map[int64]*appsv1.ReplicaSet, error) {
 	dep, err := cs.AppsV1().Deployments(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("failed to retrieve deployment %s: %v", name, err)
@@ -294,7 +310,7 @@ func deploymentHistory(ctx context.Context, cs kubernetes.Interface, namespace, 
 	return out, nil
 }
 
-func sortedRevisions(h map[int64]*appsv1.ReplicaSet) []int64 {
+func sortedRevisions(h map[int64]revisionEntry) []int64 {
 	revs := make([]int64, 0, len(h))
 	for r := range h {
 		revs = append(revs, r)
@@ -314,10 +330,11 @@ func runRolloutHistory(ctx context.Context, f *Factory, o *RolloutHistoryOptions
 	}
 	for _, info := range infos {
 		gk := info.Mapping.GroupVersionKind.GroupKind()
-		if gk != deploymentKind {
+		kind, ok := rolloutKinds[gk]
+		if !ok || kind.history == nil {
 			return fmt.Errorf("no history viewer has been implemented for %q", gk.String())
 		}
-		history, err := deploymentHistory(ctx, cs, info.Namespace, info.Name)
+		history, err := kind.history(ctx, cs, info.Namespace, info.Name)
 		if err != nil {
 			return err
 		}
@@ -327,17 +344,17 @@ func runRolloutHistory(ctx context.Context, f *Factory, o *RolloutHistoryOptions
 				return err
 			}
 			if o.Revision > 0 {
-				rs, ok := history[o.Revision]
+				entry, ok := history[o.Revision]
 				if !ok {
 					return errors.New("unable to find the specified revision")
 				}
-				if err := printer.PrintObj(rs, o.Streams.Out); err != nil {
+				if err := printer.PrintObj(entry.Object, o.Streams.Out); err != nil {
 					return err
 				}
 				continue
 			}
 			for _, r := range sortedRevisions(history) {
-				printer.PrintObj(history[r], o.Streams.Out)
+				printer.PrintObj(history[r].Object, o.Streams.Out)
 			}
 			continue
 		}
@@ -359,21 +376,21 @@ func runRolloutHistory(ctx context.Context, f *Factory, o *RolloutHistoryOptions
 
 // viewHistory renders the REVISION/CHANGE-CAUSE table, or one revision's
 // pod template.
-func viewHistory(history map[int64]*appsv1.ReplicaSet, revision int64) (string, error) {
+func viewHistory(history map[int64]revisionEntry, revision int64) (string, error) {
 	if len(history) == 0 {
 		return "No rollout history found.", nil
 	}
 	if revision > 0 {
-		rs, ok := history[revision]
+		entry, ok := history[revision]
 		if !ok {
 			return "", errors.New("unable to find the specified revision")
 		}
-		return printTemplate(templateWithChangeCause(rs)), nil
+		return printTemplate(entry.Template), nil
 	}
 	return tabbedString(func(w *prefixWriter) error {
 		w.Write(level0, "REVISION\tCHANGE-CAUSE\n")
 		for _, r := range sortedRevisions(history) {
-			cause := history[r].Annotations[changeCauseAnnotation]
+			cause := history[r].ChangeCause
 			if cause == "" {
 				cause = "<none>"
 			}
@@ -462,10 +479,11 @@ func runRolloutUndo(ctx context.Context, f *Factory, o *RolloutUndoOptions, dryR
 			fmt.Fprintf(o.Streams.ErrOut, "Warning: resource %[1]s was previously managed with '%[3]s apply'. Rolling back will not update the %[2]s annotation, which may cause unexpected behavior on future '%[3]s apply' operations. Consider using '%[3]s apply' with your previous configuration file instead.\n", info.ObjectName(), corev1.LastAppliedConfigAnnotation, o.Selection.BaseName)
 		}
 		gk := info.Mapping.GroupVersionKind.GroupKind()
-		if gk != deploymentKind {
+		kind, ok := rolloutKinds[gk]
+		if !ok || kind.rollback == nil {
 			return fmt.Errorf("no rollbacker has been implemented for %q", gk)
 		}
-		result, err := rollbackDeployment(ctx, cs, info.Namespace, info.Name, o.ToRevision, dryRun)
+		result, err := kind.rollback(ctx, cs, info.Namespace, info.Name, o.ToRevision, dryRun)
 		if err != nil {
 			return err
 		}
@@ -592,17 +610,30 @@ func newCmdRolloutRestart(f *Factory, streams IOStreams) *cobra.Command {
 
         Resource rollout will be restarted.`, `  # Restart the demo's deployment
   minikctl -n demo rollout restart deployment/web`, "restarted", "", "kubectl-rollout", func(obj runtime.Object) error {
-		d, ok := obj.(*appsv1.Deployment)
-		if !ok {
+		var template *corev1.PodTemplateSpec
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			if o.Spec.Paused {
+				return errors.New("can't restart paused deployment (run rollout resume first)")
+			}
+			template = &o.Spec.Template
+		case *appsv1.StatefulSet:
+			if o.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
+				return errors.New("can not restart StatefulSet with OnDelete strategy")
+			}
+			template = &o.Spec.Template
+		case *appsv1.DaemonSet:
+			if o.Spec.UpdateStrategy.Type != appsv1.RollingUpdateDaemonSetStrategyType {
+				return errors.New("can not restart DaemonSet with OnDelete strategy")
+			}
+			template = &o.Spec.Template
+		default:
 			return errors.New("restarting is not supported")
 		}
-		if d.Spec.Paused {
-			return errors.New("can't restart paused deployment (run rollout resume first)")
+		if template.Annotations == nil {
+			template.Annotations = map[string]string{}
 		}
-		if d.Spec.Template.Annotations == nil {
-			d.Spec.Template.Annotations = map[string]string{}
-		}
-		d.Spec.Template.Annotations[restartedAtAnnotation] = time.Now().Format(time.RFC3339)
+		template.Annotations[restartedAtAnnotation] = time.Now().Format(time.RFC3339)
 		return nil
 	})
 }

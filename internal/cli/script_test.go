@@ -88,7 +88,8 @@ func TestScripts(t *testing.T) {
 }
 
 // serverOptions reads the "testserver:" line of a script's comment:
-// "controllers" runs every controller, "scheduler" the scheduler. Without
+// "controllers" runs every controller, "scheduler" the scheduler, "nodes"
+// one simulated node that runs the pods. Without
 // it, minikd serves the API alone.
 func serverOptions(comment string) testserver.Options {
 	var o testserver.Options
@@ -103,6 +104,8 @@ func serverOptions(comment string) testserver.Options {
 				o.Controllers = []string{"*"}
 			case "scheduler":
 				o.Scheduler = true
+			case "nodes":
+				o.Nodes = 1
 			}
 		}
 	}

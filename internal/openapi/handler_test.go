@@ -456,7 +456,7 @@ func TestHTTP(t *testing.T) {
 		accept string
 		want   int
 	}{
-		{"an unknown group version is not found", http.MethodGet, "/openapi/v3/apis/batch/v1", "", http.StatusNotFound},
+		{"an unknown group version is not found", http.MethodGet, "/openapi/v3/apis/nope.minik.test/v1", "", http.StatusNotFound},
 		{"an unserved media type is not acceptable", http.MethodGet, "/openapi/v3/apis/apps/v1", "text/html", http.StatusNotAcceptable},
 		{"writes are not allowed", http.MethodPost, "/openapi/v2", "", http.StatusMethodNotAllowed},
 		{"HEAD is answered", http.MethodHead, "/openapi/v3", "", http.StatusOK},

@@ -10,6 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -456,6 +457,17 @@ func ingressFixtures() []runtime.Object {
 	}
 }
 
+func priorityClassFixtures() []runtime.Object {
+	lower := corev1.PreemptLowerPriority
+	never := corev1.PreemptNever
+	return []runtime.Object{
+		&schedulingv1.PriorityClass{ObjectMeta: clusterMeta("system-node-critical", 3*24*time.Hour), Value: 2000001000, PreemptionPolicy: &lower},
+		&schedulingv1.PriorityClass{ObjectMeta: clusterMeta("high-priority", 5*time.Minute), Value: 1000000, GlobalDefault: true, PreemptionPolicy: &lower},
+		&schedulingv1.PriorityClass{ObjectMeta: clusterMeta("batch-nonpreempting", 90*time.Second), Value: -10, PreemptionPolicy: &never},
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "no-policy"}, Value: 0},
+	}
+}
+
 func ingressClassFixtures() []runtime.Object {
 	return []runtime.Object{
 		&networkingv1.IngressClass{
@@ -532,9 +544,16 @@ func goldenCases() []goldenCase {
 		}},
 		{"deployment", schema.GroupKind{Group: "apps", Kind: "Deployment"}, deploymentFixtures()},
 		{"replicaset", schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, replicaSetFixtures()},
+		{"statefulset", schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, statefulSetFixtures()},
+		{"daemonset", schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, daemonSetFixtures()},
+		{"controllerrevision", schema.GroupKind{Group: "apps", Kind: "ControllerRevision"}, controllerRevisionFixtures()},
+		{"job", schema.GroupKind{Group: "batch", Kind: "Job"}, jobFixtures()},
+		{"cronjob", schema.GroupKind{Group: "batch", Kind: "CronJob"}, cronJobFixtures()},
 		{"endpointslice", schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}, endpointSliceFixtures()},
 		{"ingress", schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, ingressFixtures()},
 		{"ingressclass", schema.GroupKind{Group: "networking.k8s.io", Kind: "IngressClass"}, ingressClassFixtures()},
+		{"poddisruptionbudget", schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"}, podDisruptionBudgetFixtures()},
+		{"priorityclass", schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}, priorityClassFixtures()},
 		{"role", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},

@@ -451,9 +451,10 @@ func TestKindsListsEveryServedKindInOrder(t *testing.T) {
 		got = append(got, gk.String())
 	}
 	want := "ConfigMap Event Namespace Node Pod ResourceQuota Secret Service ServiceAccount " +
-		"Deployment.apps ReplicaSet.apps Lease.coordination.k8s.io EndpointSlice.discovery.k8s.io Event.events.k8s.io " +
-		"Ingress.networking.k8s.io IngressClass.networking.k8s.io " +
-		"ClusterRole.rbac.authorization.k8s.io ClusterRoleBinding.rbac.authorization.k8s.io Role.rbac.authorization.k8s.io RoleBinding.rbac.authorization.k8s.io"
+		"ControllerRevision.apps DaemonSet.apps Deployment.apps ReplicaSet.apps StatefulSet.apps CronJob.batch Job.batch Lease.coordination.k8s.io EndpointSlice.discovery.k8s.io Event.events.k8s.io " +
+		"Ingress.networking.k8s.io IngressClass.networking.k8s.io PodDisruptionBudget.policy " +
+		"ClusterRole.rbac.authorization.k8s.io ClusterRoleBinding.rbac.authorization.k8s.io Role.rbac.authorization.k8s.io RoleBinding.rbac.authorization.k8s.io " +
+		"PriorityClass.scheduling.k8s.io"
 	if strings.Join(got, " ") != want {
 		t.Errorf("Kinds() = %s\nwant       %s", strings.Join(got, " "), want)
 	}

@@ -24,13 +24,21 @@ var tables = map[schema.GroupKind]table{
 	{Group: "", Kind: "Node"}:           nodeTable,
 	{Group: "", Kind: "ResourceQuota"}:  resourceQuotaTable,
 
-	{Group: "apps", Kind: "Deployment"}: deploymentTable,
-	{Group: "apps", Kind: "ReplicaSet"}: replicaSetTable,
+	{Group: "apps", Kind: "Deployment"}:         deploymentTable,
+	{Group: "apps", Kind: "ReplicaSet"}:         replicaSetTable,
+	{Group: "apps", Kind: "StatefulSet"}:        statefulSetTable,
+	{Group: "apps", Kind: "DaemonSet"}:          daemonSetTable,
+	{Group: "apps", Kind: "ControllerRevision"}: controllerRevisionTable,
+
+	{Group: "batch", Kind: "Job"}:     jobTable,
+	{Group: "batch", Kind: "CronJob"}: cronJobTable,
 
 	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointSliceTable,
 
 	{Group: "networking.k8s.io", Kind: "Ingress"}:      ingressTable,
 	{Group: "networking.k8s.io", Kind: "IngressClass"}: ingressClassTable,
+
+	{Group: "policy", Kind: "PodDisruptionBudget"}: podDisruptionBudgetTable,
 
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               createdAtTable,
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        createdAtTable,
@@ -40,6 +48,8 @@ var tables = map[schema.GroupKind]table{
 	{Group: "coordination.k8s.io", Kind: "Lease"}: leaseTable,
 
 	{Group: "events.k8s.io", Kind: "Event"}: eventsV1EventTable,
+
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}: priorityClassTable,
 }
 
 // metaTable builds a table whose cells need only the object's metadata, so

@@ -14,6 +14,7 @@ var (
 	rbacV1         = schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}
 	coordinationV1 = schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}
 	eventsV1       = schema.GroupVersion{Group: "events.k8s.io", Version: "v1"}
+	schedulingV1   = schema.GroupVersion{Group: "scheduling.k8s.io", Version: "v1"}
 
 	admissionregistrationV1 = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
 
@@ -25,7 +26,7 @@ var (
 func All() []*Resource {
 	rs := []*Resource{
 		{GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"}, HasStatus: true, DeleteReturnsObject: true},
-		{GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, ExtraSubresources: []string{"binding", "log"}, DeleteReturnsObject: true},
+		{GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, ExtraSubresources: []string{"binding", "eviction", "log"}, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true},
@@ -36,15 +37,22 @@ func All() []*Resource {
 		{GroupVersion: coreV1, Name: "limitranges", SingularName: "limitrange", Kind: "LimitRange", Namespaced: true, ShortNames: []string{"limits"}},
 		{GroupVersion: appsV1, Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
 		{GroupVersion: appsV1, Name: "replicasets", SingularName: "replicaset", Kind: "ReplicaSet", Namespaced: true, ShortNames: []string{"rs"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
+		{GroupVersion: appsV1, Name: "statefulsets", SingularName: "statefulset", Kind: "StatefulSet", Namespaced: true, ShortNames: []string{"sts"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
+		{GroupVersion: appsV1, Name: "daemonsets", SingularName: "daemonset", Kind: "DaemonSet", Namespaced: true, ShortNames: []string{"ds"}, Categories: []string{"all"}, HasStatus: true},
+		{GroupVersion: appsV1, Name: "controllerrevisions", SingularName: "controllerrevision", Kind: "ControllerRevision", Namespaced: true},
+		{GroupVersion: batchV1, Name: "cronjobs", SingularName: "cronjob", Kind: "CronJob", Namespaced: true, ShortNames: []string{"cj"}, Categories: []string{"all"}, HasStatus: true},
+		{GroupVersion: batchV1, Name: "jobs", SingularName: "job", Kind: "Job", Namespaced: true, Categories: []string{"all"}, HasStatus: true},
 		{GroupVersion: discoveryV1, Name: "endpointslices", SingularName: "endpointslice", Kind: "EndpointSlice", Namespaced: true},
 		{GroupVersion: networkingV1, Name: "ingresses", SingularName: "ingress", Kind: "Ingress", Namespaced: true, ShortNames: []string{"ing"}, HasStatus: true},
 		{GroupVersion: networkingV1, Name: "ingressclasses", SingularName: "ingressclass", Kind: "IngressClass"},
+		{GroupVersion: policyV1, Name: "poddisruptionbudgets", SingularName: "poddisruptionbudget", Kind: "PodDisruptionBudget", Namespaced: true, ShortNames: []string{"pdb"}, HasStatus: true},
 		{GroupVersion: rbacV1, Name: "roles", SingularName: "role", Kind: "Role", Namespaced: true},
 		{GroupVersion: rbacV1, Name: "rolebindings", SingularName: "rolebinding", Kind: "RoleBinding", Namespaced: true},
 		{GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole"},
 		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding"},
 		{GroupVersion: coordinationV1, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true},
 		{GroupVersion: eventsV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}},
+		{GroupVersion: schedulingV1, Name: "priorityclasses", SingularName: "priorityclass", Kind: "PriorityClass", ShortNames: []string{"pc"}},
 
 		// Admission (issue 6): webhook configurations and validating
 		// admission policies. Strategies in strategy_admissionregistration.go.

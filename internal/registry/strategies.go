@@ -23,13 +23,21 @@ var strategies = map[schema.GroupKind]func() Strategy{
 	{Kind: "Node"}:           nodeStrategy,
 	{Kind: "ResourceQuota"}:  resourceQuotaStrategy,
 
-	{Group: "apps", Kind: "Deployment"}: deploymentStrategy,
-	{Group: "apps", Kind: "ReplicaSet"}: replicaSetStrategy,
+	{Group: "apps", Kind: "Deployment"}:         deploymentStrategy,
+	{Group: "apps", Kind: "ReplicaSet"}:         replicaSetStrategy,
+	{Group: "apps", Kind: "StatefulSet"}:        statefulSetStrategy,
+	{Group: "apps", Kind: "DaemonSet"}:          daemonSetStrategy,
+	{Group: "apps", Kind: "ControllerRevision"}: controllerRevisionStrategy,
+
+	{Group: "batch", Kind: "Job"}:     jobStrategy,
+	{Group: "batch", Kind: "CronJob"}: cronJobStrategy,
 
 	{Group: "discovery.k8s.io", Kind: "EndpointSlice"}: endpointSliceStrategy,
 
 	{Group: "networking.k8s.io", Kind: "Ingress"}:      ingressStrategy,
 	{Group: "networking.k8s.io", Kind: "IngressClass"}: ingressClassStrategy,
+
+	{Group: "policy", Kind: "PodDisruptionBudget"}: podDisruptionBudgetStrategy,
 
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               roleStrategy,
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        roleBindingStrategy,
@@ -39,4 +47,6 @@ var strategies = map[schema.GroupKind]func() Strategy{
 	{Group: "coordination.k8s.io", Kind: "Lease"}: leaseStrategy,
 
 	{Group: "events.k8s.io", Kind: "Event"}: eventsEventStrategy,
+
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}: priorityClassStrategy,
 }

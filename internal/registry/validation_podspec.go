@@ -92,15 +92,7 @@ func validatePodSpec(spec *corev1.PodSpec, p *field.Path, opts podSpecOpts) fiel
 	if spec.RuntimeClassName != nil {
 		errs = append(errs, validateName(*spec.RuntimeClassName, nameIsDNSSubdomain, false, p.Child("runtimeClassName"))...)
 	}
-	if pp := spec.PreemptionPolicy; pp != nil {
-		switch *pp {
-		case corev1.PreemptLowerPriority, corev1.PreemptNever:
-		case "":
-			errs = append(errs, field.Required(p.Child("preemptionPolicy"), ""))
-		default:
-			errs = append(errs, field.NotSupported(p.Child("preemptionPolicy"), pp, []corev1.PreemptionPolicy{corev1.PreemptLowerPriority, corev1.PreemptNever}))
-		}
-	}
+	errs = append(errs, validatePreemptionPolicy(spec.PreemptionPolicy, p.Child("preemptionPolicy"))...)
 	if spec.Overhead != nil {
 		errs = append(errs, validateResourceRequirements(&corev1.ResourceRequirements{Limits: spec.Overhead}, p.Child("overhead"))...)
 	}

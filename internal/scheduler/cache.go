@@ -68,6 +68,18 @@ func (n *nodeInfo) addPod(pi *podInfo) {
 	}
 }
 
+// clone copies the node with its own accounting of pods, for a what-if
+// (preemption's dry run, nominated pods) that must not touch the cache.
+func (n *nodeInfo) clone() *nodeInfo {
+	c := *n
+	c.pods = maps.Clone(n.pods)
+	c.requested = n.requested.clone()
+	c.nonZero = n.nonZero.clone()
+	c.ports = slices.Clone(n.ports)
+	c.spread = maps.Clone(n.spread)
+	return &c
+}
+
 func (n *nodeInfo) removePod(pi *podInfo) {
 	if _, ok := n.pods[pi.pod.UID]; !ok {
 		return

@@ -62,6 +62,7 @@ const (
 	ReasonNoPreemptionVictims       = "No preemption victims found for incoming pod"
 	ReasonPreemptionNotHelpful      = "Preemption is not helpful for scheduling"
 	ReasonNotEligibleNeverPreempt   = "not eligible due to preemptionPolicy=Never."
+	ReasonNotEligibleTerminating    = "not eligible due to a terminating pod on the nominated node."
 	ReasonNoNodesAvailable          = "no nodes available to schedule pods"
 	reasonDidNotSatisfyNodeAffinity = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
 )

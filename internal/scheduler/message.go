@@ -4,9 +4,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // diagnosis records why a pod fits no node: kube-scheduler's Diagnosis and
@@ -93,64 +90,4 @@ func (d *diagnosis) message(postFilter string) string {
 		h.addStatus(d.absent, d.absentCount)
 	}
 	return fitMessage(d.numAllNodes, "", h, postFilter)
-}
-
-// preemptionMessage is what kube's DefaultPreemption PostFilter says when
-// it finds no candidate. Only nodes rejected as Unschedulable are worth a
-// dry run; the others are "not helpful". On a candidate node, the pods of
-// lower priority are the potential victims: with none, "No preemption
-// victims found for incoming pod"; else the node is filtered again without
-// them and a rejection is reported as is. minik does not evict: a node
-// that would fit without its victims is reported as having none.
-func preemptionMessage(st *cycleState, d *diagnosis) string {
-	pod := st.pi.pod
-	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == corev1.PreemptNever {
-		return "preemption: " + ReasonNotEligibleNeverPreempt
-	}
-	h := histogram{}
-	visited := 0
-	if d.preFilter == nil {
-		for _, ns := range d.nodes {
-			if ns.s.code != codeUnschedulable {
-				continue
-			}
-			visited++
-			h.addStatus(dryRunPreemption(st, ns.n), 1)
-		}
-	}
-	if rest := d.numAllNodes - visited; rest > 0 {
-		h[ReasonPreemptionNotHelpful] += rest
-	}
-	return "preemption: " + fitMessage(d.numAllNodes, "", h, "")
-}
-
-var statusNoVictims = &status{codeUnresolvable, 0, []string{ReasonNoPreemptionVictims}}
-
-func dryRunPreemption(st *cycleState, n *nodeInfo) *status {
-	prio := st.pi.priority
-	var victims []*podInfo
-	for _, p := range n.pods {
-		if p.priority < prio {
-			victims = append(victims, p)
-		}
-	}
-	if len(victims) == 0 {
-		return statusNoVictims
-	}
-	without := *n
-	without.pods = make(map[types.UID]*podInfo, len(n.pods))
-	for uid, p := range n.pods {
-		without.pods[uid] = p
-	}
-	without.requested = n.requested.clone()
-	without.nonZero = n.nonZero.clone()
-	without.ports = append([]hostPort(nil), n.ports...)
-	without.spread = map[string]int{}
-	for _, v := range victims {
-		without.removePod(v)
-	}
-	if s := filter(st, &without); s != nil {
-		return s
-	}
-	return statusNoVictims
 }

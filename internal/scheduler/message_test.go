@@ -169,11 +169,11 @@ func TestPreemptionDryRunFiltersAgainWithoutVictims(t *testing.T) {
 	if got != want {
 		t.Errorf("message:\n got %q\nwant %q", got, want)
 	}
-	// A pod that would fit once the lower-priority pod is gone still
-	// reports no victims: minik does not evict.
+	// A pod that fits once the lower-priority pod is gone preempts it:
+	// the message then has no preemption verdict, as kube's.
 	pod = testPod("web", requests("950m", ""), func(p *corev1.Pod) { p.Spec.Priority = &high })
 	got = failureMessage(t, []*corev1.Node{node}, map[string][]*corev1.Pod{"n1": {low}}, pod)
-	want = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+	want = "0/1 nodes are available: 1 Insufficient cpu."
 	if got != want {
 		t.Errorf("message:\n got %q\nwant %q", got, want)
 	}

@@ -217,6 +217,27 @@ func (q *queue) failed(uid types.UID, rejectedBy plugin) {
 	q.unschedulable[uid] = qp
 }
 
+// activate moves a parked or backing-off pod to the active queue at once
+// (kube's Activate).
+func (q *queue) activate(uid types.UID) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	qp := q.pods[uid]
+	if qp == nil {
+		return
+	}
+	switch qp.place {
+	case inUnschedulable:
+		delete(q.unschedulable, uid)
+	case inBackoff:
+		heap.Remove(&q.backoff, qp.index)
+	default:
+		return
+	}
+	qp.enqueued = q.clock.Now()
+	q.pushActive(qp)
+}
+
 // retry queues again, after a back-off, a pod whose binding failed.
 func (q *queue) retry(pod *corev1.Pod, attempts int) {
 	q.mu.Lock()

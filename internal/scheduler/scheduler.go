@@ -14,7 +14,9 @@
 // affinity, spreading) and assumes the best; a few workers then bind
 // through the pods/binding subresource and record the Scheduled event.
 //
-// A pod that fits nowhere gets the PodScheduled=False condition (reason
+// A pod that fits nowhere may preempt pods of lower priority (see
+// preemption.go): it is nominated to a node and the victims are evicted.
+// Otherwise it gets the PodScheduled=False condition (reason
 // Unschedulable) and a FailedScheduling event whose message has kube's
 // shape ("0/3 nodes are available: 3 Insufficient cpu. preemption: ...").
 // It is retried, after a back-off, when a node is added or changes, or an
@@ -120,6 +122,16 @@ type Scheduler struct {
 	scorer    scorer
 	nextStart int
 	feasible  []*nodeInfo
+
+	// nominated maps pending pods to the node they are nominated to, and
+	// nominatedOn the nodes to those pods (kube's nominator); guarded by
+	// mu.
+	nominated   map[types.UID]string
+	nominatedOn map[string]map[types.UID]*podInfo
+	// preempting holds the pods whose victims are being evicted; a pod
+	// taken off the queue meanwhile is set aside (true) and queued again
+	// when the eviction is over. Guarded by mu.
+	preempting map[types.UID]bool
 
 	tasks chan func(context.Context)
 	bound atomic.Int64
@@ -252,6 +264,7 @@ func (s *Scheduler) run(ctx context.Context, cs, events kubernetes.Interface) er
 	s.pods = podInformer.Lister()
 	s.nsLister = nsInformer.Lister()
 	s.cache = newCache(s.namespaceLabels)
+	s.nominated, s.nominatedOn, s.preempting = nil, nil, map[types.UID]bool{}
 	for _, inf := range []toolscache.SharedIndexInformer{podInformer.Informer(), nodeInformer} {
 		if err := inf.SetTransform(dropManagedFields); err != nil {
 			return fmt.Errorf("scheduler: informer transform: %w", err)
@@ -378,6 +391,7 @@ func (s *Scheduler) onPod(oldObj, obj any) {
 	if pod.Spec.NodeName != "" {
 		s.mu.Lock()
 		s.cache.addPod(pod)
+		s.forgetNomination(pod)
 		s.mu.Unlock()
 		switch {
 		case old == nil:
@@ -390,7 +404,20 @@ func (s *Scheduler) onPod(oldObj, obj any) {
 		}
 		return
 	}
-	if s.responsible(pod) {
+	responsible := s.responsible(pod)
+	if pod.Status.NominatedNodeName != "" || (old != nil && old.Status.NominatedNodeName != "") {
+		// Without a nomination in either version there is nothing to
+		// follow: a nomination made here stands until the pod is bound or
+		// deleted.
+		s.mu.Lock()
+		if responsible {
+			s.updateNomination(old, pod)
+		} else {
+			s.forgetNomination(pod)
+		}
+		s.mu.Unlock()
+	}
+	if responsible {
 		s.queue.add(pod)
 	} else {
 		s.queue.remove(pod.UID)
@@ -411,6 +438,7 @@ func (s *Scheduler) onPodDelete(obj any) {
 	s.mu.Lock()
 	_, held := s.cache.pods[pod.UID]
 	s.cache.removePod(pod.UID)
+	s.forgetNomination(pod)
 	s.mu.Unlock()
 	if held {
 		s.queue.moveAll(podRemovedPlugins)
@@ -436,6 +464,9 @@ type attempt struct {
 	diag    *diagnosis
 	reason  string
 	message string
+	// preemption is the PostFilter's plan; nil leaves the pod's
+	// nomination alone.
+	preemption *preemptionPlan
 }
 
 // scheduleOne takes one pod off the queue and schedules it. It returns
@@ -452,10 +483,33 @@ func (s *Scheduler) scheduleOne() bool {
 		s.queue.done(pod.UID)
 		return true
 	}
+	if _, ok := s.preempting[pod.UID]; ok {
+		// Its victims are still being evicted: it comes back after.
+		s.preempting[pod.UID] = true
+		s.mu.Unlock()
+		s.queue.failed(pod.UID, 0)
+		return true
+	}
 	pi := newPodInfo(pod)
 	a := s.findNode(pi)
 	if a.node != "" {
 		s.cache.assume(pi, a.node)
+		s.forgetNomination(pod)
+	}
+	var nominate *string
+	var victims, displaced []*corev1.Pod
+	if p := a.preemption; p != nil {
+		nominate = &p.node
+		s.nominate(pi, p.node)
+		if p.node != "" {
+			for _, v := range p.victims {
+				victims = append(victims, v.pod)
+			}
+			displaced = s.lowerNominated(p.node, pi)
+			if s.preempting != nil {
+				s.preempting[pod.UID] = false
+			}
+		}
 	}
 	s.mu.Unlock()
 	if a.node != "" {
@@ -466,7 +520,23 @@ func (s *Scheduler) scheduleOne() bool {
 	}
 	s.queue.failed(pod.UID, a.diag.plugins)
 	reason, msg := a.reason, a.message
-	s.tasks <- func(ctx context.Context) { s.markUnschedulable(ctx, pod, reason, msg) }
+	if len(victims) == 0 {
+		s.tasks <- func(ctx context.Context) { s.markUnschedulable(ctx, pod, reason, msg, nominate) }
+		return true
+	}
+	// As kube's preemption: evict, then record the failure with the
+	// nomination; the pod is retried once its victims are gone.
+	s.tasks <- func(ctx context.Context) {
+		s.preempt(ctx, pod, *nominate, victims, displaced)
+		s.markUnschedulable(ctx, pod, reason, msg, nominate)
+		s.mu.Lock()
+		setAside := s.preempting[pod.UID]
+		delete(s.preempting, pod.UID)
+		s.mu.Unlock()
+		if setAside {
+			s.queue.activate(pod.UID)
+		}
+	}
 	return true
 }
 
@@ -486,7 +556,8 @@ func (s *Scheduler) findNode(pi *podInfo) attempt {
 	st := s.cache.preFilter(pi)
 	d := &diagnosis{numAllNodes: len(all)}
 	fail := func() attempt {
-		return attempt{diag: d, reason: corev1.PodReasonUnschedulable, message: d.message(preemptionMessage(st, d))}
+		post, plan := s.postFilter(st, d)
+		return attempt{diag: d, reason: corev1.PodReasonUnschedulable, message: d.message(post), preemption: plan}
 	}
 	if pi.affinityConflict {
 		d.preFilter, d.plugins = statusTermsConflict, pluginNodeAffinity
@@ -513,7 +584,7 @@ func (s *Scheduler) findNode(pi *podInfo) attempt {
 	for i := 0; i < len(nodes) && len(feasible) < want; i++ {
 		n := nodes[(start+i)%len(nodes)]
 		visited++
-		if status := filter(st, n); status != nil {
+		if status := s.filterWithNominated(st, n); status != nil {
 			d.add(n, status)
 			continue
 		}
@@ -554,13 +625,14 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, atte
 		return
 	}
 	s.queue.retry(cur, attempts)
-	s.markUnschedulable(ctx, cur, corev1.PodReasonSchedulerError, err.Error())
+	s.markUnschedulable(ctx, cur, corev1.PodReasonSchedulerError, err.Error(), nil)
 }
 
 // markUnschedulable records a FailedScheduling event and sets the
-// PodScheduled=False condition with reason and message, unless the pod is
-// gone, bound meanwhile, or already says so.
-func (s *Scheduler) markUnschedulable(ctx context.Context, pod *corev1.Pod, reason, msg string) {
+// PodScheduled=False condition with reason and message, and with nominate
+// set, status.nominatedNodeName, unless the pod is gone, bound meanwhile,
+// or already says so.
+func (s *Scheduler) markUnschedulable(ctx context.Context, pod *corev1.Pod, reason, msg string, nominate *string) {
 	s.recorder.Event(pod, corev1.EventTypeWarning, EventFailedScheduling, truncate(msg))
 	tries := 0
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -588,7 +660,12 @@ func (s *Scheduler) markUnschedulable(ctx context.Context, pod *corev1.Pod, reas
 			ObservedGeneration: cur.Generation,
 		}
 		next := cur.DeepCopy()
-		if !setCondition(&next.Status, cond, metav1.NewTime(s.cfg.Clock.Now())) {
+		changed := setCondition(&next.Status, cond, metav1.NewTime(s.cfg.Clock.Now()))
+		if nominate != nil && next.Status.NominatedNodeName != *nominate {
+			next.Status.NominatedNodeName = *nominate
+			changed = true
+		}
+		if !changed {
 			return nil
 		}
 		_, err = s.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})

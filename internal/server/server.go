@@ -461,6 +461,15 @@ func bootstrap(ctx context.Context, cfg *rest.Config) error {
 			return fmt.Errorf("bootstrap namespace %s: %w", name, err)
 		}
 	}
+	// The system PriorityClasses, as kube-apiserver's
+	// scheduling/bootstrap-system-priority-classes hook: created when
+	// missing, left as they are otherwise.
+	for _, pc := range registry.SystemPriorityClasses() {
+		_, err := cs.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("bootstrap priorityclass %s: %w", pc.Name, err)
+		}
+	}
 	return nil
 }
 

@@ -5,11 +5,11 @@
 //
 // Mutating phase:   NamespaceLifecycle, LimitRanger, ServiceAccount,
 //
-//	DefaultTolerationSeconds, MutatingAdmissionWebhook
+//	Priority, DefaultTolerationSeconds, MutatingAdmissionWebhook
 //
 // Validating phase: NamespaceLifecycle (deletions), LimitRanger,
 //
-//	ServiceAccount, ValidatingAdmissionPolicy,
+//	ServiceAccount, Priority, ValidatingAdmissionPolicy,
 //	ValidatingAdmissionWebhook, ResourceQuota
 //
 // Schema validation (the resource's strategy) runs between the phases, in
@@ -51,6 +51,7 @@ const (
 	NamespaceLifecycle         = "NamespaceLifecycle"
 	LimitRanger                = "LimitRanger"
 	ServiceAccount             = "ServiceAccount"
+	Priority                   = "Priority"
 	DefaultTolerationSeconds   = "DefaultTolerationSeconds"
 	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
 	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
@@ -60,7 +61,7 @@ const (
 
 // Names lists the plugins minikd runs, in order.
 func Names() []string {
-	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, DefaultTolerationSeconds,
+	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
 		MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
 }
 
@@ -203,6 +204,13 @@ func (a *Admission) build() error {
 		chain.Validators = append(chain.Validators, sa)
 	}
 	chain.Validators = append(chain.Validators, a.cfg.Validators...)
+	if a.enabled(Priority) {
+		inf := f.Scheduling().V1().PriorityClasses()
+		a.want(inf.Informer())
+		p := &admission.Priority{Lister: inf.Lister(), Client: a.client}
+		chain.Mutators = append(chain.Mutators, p)
+		chain.Validators = append(chain.Validators, p)
+	}
 	if a.enabled(DefaultTolerationSeconds) {
 		chain.Mutators = append(chain.Mutators, &admission.DefaultTolerationSeconds{})
 	}

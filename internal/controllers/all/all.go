@@ -4,15 +4,20 @@ package all
 
 import (
 	"minik/internal/controllers"
+	"minik/internal/controllers/cronjob"
+	"minik/internal/controllers/daemonset"
 	"minik/internal/controllers/deployment"
+	"minik/internal/controllers/disruption"
 	"minik/internal/controllers/endpointslice"
 	"minik/internal/controllers/garbagecollector"
+	"minik/internal/controllers/job"
 	"minik/internal/controllers/namespace"
 	"minik/internal/controllers/nodelifecycle"
 	"minik/internal/controllers/replicaset"
 	"minik/internal/controllers/resourcequota"
 	"minik/internal/controllers/rootcacertpublisher"
 	"minik/internal/controllers/serviceaccount"
+	"minik/internal/controllers/statefulset"
 	"minik/internal/controllers/tainteviction"
 )
 
@@ -20,6 +25,7 @@ import (
 func Controllers() map[string]controllers.Constructor {
 	return map[string]controllers.Constructor{
 		"deployment":          deployment.New,
+		disruption.Name:       disruption.New,
 		endpointslice.Name:    endpointslice.New,
 		replicaset.Name:       replicaset.New,
 		garbagecollector.Name: garbagecollector.New,
@@ -28,6 +34,11 @@ func Controllers() map[string]controllers.Constructor {
 		serviceaccount.Name:   serviceaccount.New,
 		nodelifecycle.Name:    nodelifecycle.New,
 		tainteviction.Name:    tainteviction.New,
+		statefulset.Name:      statefulset.New,
+		daemonset.Name:        daemonset.New,
+		cronjob.Name:          cronjob.New,
+		job.Name:              job.New,
+		job.TTLName:           job.NewTTLAfterFinished,
 
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 	}

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	clocktesting "k8s.io/utils/clock/testing"
 )
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -149,38 +148,6 @@ func TestSlowStartBatch(t *testing.T) {
 			t.Fatalf("got %d successes, %d calls, err %v; want 4, 7, an error", n, calls.Load(), err)
 		}
 	})
-}
-
-func TestExpectations(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(now)
-	e := newExpectations(clk)
-	const key = "demo/web"
-	if !e.satisfied(key) {
-		t.Fatal("a ReplicaSet with no expectations should sync")
-	}
-	e.expectCreations(key, 2)
-	e.creationObserved(key)
-	if e.satisfied(key) {
-		t.Fatal("one of two creations seen: should wait")
-	}
-	e.creationObserved(key)
-	if !e.satisfied(key) {
-		t.Fatal("both creations seen: should sync")
-	}
-	e.expectDeletions(key, []string{"demo/web-a", "demo/web-b"})
-	e.deletionObserved(key, "demo/web-a")
-	e.deletionObserved(key, "demo/web-a") // graceful: seen as update, then as delete
-	if e.satisfied(key) {
-		t.Fatal("a deletion counted twice")
-	}
-	e.deletionObserved(key, "demo/web-other")
-	if e.satisfied(key) {
-		t.Fatal("an unexpected pod's deletion counted")
-	}
-	clk.SetTime(now.Add(expectationsTimeout + time.Second))
-	if !e.satisfied(key) {
-		t.Fatal("expired expectations should let the ReplicaSet sync")
-	}
 }
 
 func TestPodNamePrefix(t *testing.T) {

@@ -76,7 +76,7 @@ type Controller struct {
 	podLister  corelisters.PodLister
 	podsSynced cache.InformerSynced
 
-	expectations *expectations
+	expectations *controllers.Expectations
 	queue        workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -88,7 +88,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		recorder:     cc.Recorder(Component),
 		clock:        cc.Clock,
 		log:          cc.Logger,
-		expectations: newExpectations(cc.Clock),
+		expectations: controllers.NewExpectations(cc.Clock),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
@@ -193,7 +193,7 @@ func (c *Controller) deleteRS(obj interface{}) {
 		return
 	}
 	// A ReplicaSet created again under this name starts clean.
-	c.expectations.forget(key)
+	c.expectations.Forget(key)
 	c.queue.Add(key)
 }
 
@@ -237,7 +237,7 @@ func (c *Controller) addPod(obj interface{}) {
 			return
 		}
 		key, _ := cache.MetaNamespaceKeyFunc(rs)
-		c.expectations.creationObserved(key)
+		c.expectations.CreationObserved(key)
 		c.queue.Add(key)
 		return
 	}
@@ -304,7 +304,7 @@ func (c *Controller) deletePod(obj interface{}) {
 		return
 	}
 	key, _ := cache.MetaNamespaceKeyFunc(rs)
-	c.expectations.deletionObserved(key, pod.Namespace+"/"+pod.Name)
+	c.expectations.DeletionObserved(key, pod.Namespace+"/"+pod.Name)
 	c.queue.Add(key)
 }
 
@@ -318,13 +318,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	rs, err := c.rsLister.ReplicaSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.expectations.forget(key)
+		c.expectations.Forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("get replicaset %s: %w", key, err)
 	}
-	needsSync := c.expectations.satisfied(key)
+	needsSync := c.expectations.Satisfied(key)
 	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
 		// No retry fixes a selector: report it once and wait for an edit.
@@ -376,12 +376,12 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, active []*c
 	switch {
 	case diff < 0:
 		n := min(-diff, burstReplicas)
-		c.expectations.expectCreations(key, n)
+		c.expectations.ExpectCreations(key, n)
 		c.log.Debug("too few replicas", "replicaset", key, "need", replicas(rs), "creating", n)
 		created, err := slowStartBatch(n, slowStartInitialBatchSize, func() error { return c.createPod(ctx, rs) })
 		// Creations never attempted, or refused, will never be observed.
 		for i := created; i < n; i++ {
-			c.expectations.creationObserved(key)
+			c.expectations.CreationObserved(key)
 		}
 		return err
 	case diff > 0:
@@ -392,7 +392,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, active []*c
 		for i, p := range victims {
 			podKeys[i] = p.Namespace + "/" + p.Name
 		}
-		c.expectations.expectDeletions(key, podKeys)
+		c.expectations.ExpectDeletions(key, podKeys)
 		errs := make([]error, len(victims))
 		var wg sync.WaitGroup
 		for i, p := range victims {
@@ -401,7 +401,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, active []*c
 				defer wg.Done()
 				if err := c.deletePodOf(ctx, rs, p.Name); err != nil {
 					// This deletion will never be observed.
-					c.expectations.deletionObserved(key, podKeys[i])
+					c.expectations.DeletionObserved(key, podKeys[i])
 					if !apierrors.IsNotFound(err) {
 						errs[i] = err
 					}

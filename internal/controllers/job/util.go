@@ -1,0 +1,202 @@
+package job
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
+)
+
+// isFinishedJob tells whether the Job has its Complete or Failed
+// condition.
+func isFinishedJob(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// finishingCondition returns the Job's SuccessCriteriaMet or FailureTarget
+// condition: the Job is finishing, its pods terminating.
+func finishingCondition(s *batchv1.JobStatus) *batchv1.JobCondition {
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		if (c.Type == batchv1.JobSuccessCriteriaMet || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue {
+			out := *c
+			return &out
+		}
+	}
+	return nil
+}
+
+func newFailureTarget(reason, message string, now time.Time) *batchv1.JobCondition {
+	return &batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, Message: message,
+		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
+}
+
+// setCondition sets a condition's status, reason and message and reports
+// whether anything changed. A False condition the Job never had is not
+// added.
+func setCondition(s *batchv1.JobStatus, t batchv1.JobConditionType, status corev1.ConditionStatus, reason, message string, now time.Time) bool {
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		if c.Type != t {
+			continue
+		}
+		if c.Status == status {
+			return false
+		}
+		c.Status, c.Reason, c.Message = status, reason, message
+		c.LastProbeTime, c.LastTransitionTime = metav1.NewTime(now), metav1.NewTime(now)
+		return true
+	}
+	if status == corev1.ConditionFalse {
+		return false
+	}
+	s.Conditions = append(s.Conditions, batchv1.JobCondition{Type: t, Status: status, Reason: reason, Message: message,
+		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)})
+	return true
+}
+
+func backoffLimit(j *batchv1.Job) *int32 {
+	if j.Spec.BackoffLimit == nil {
+		return new(int32(6))
+	}
+	return j.Spec.BackoffLimit
+}
+
+// pastBackoffLimitOnFailure tells whether the containers of an OnFailure
+// Job's running pods restarted as often as its backoff limit allows: the
+// kubelet restarts them in place, so no pod fails.
+func pastBackoffLimitOnFailure(j *batchv1.Job, pods podSets) bool {
+	if j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
+		return false
+	}
+	limit := *backoffLimit(j)
+	if limit == 0 {
+		return pods.restarts > 0
+	}
+	return pods.restarts >= limit
+}
+
+func pastActiveDeadline(j *batchv1.Job, s *batchv1.JobStatus, now time.Time) bool {
+	if j.Spec.ActiveDeadlineSeconds == nil || s.StartTime == nil {
+		return false
+	}
+	return !now.Before(s.StartTime.Add(time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second))
+}
+
+// successCriteriaMet: as many pods succeeded as completions asks; for a
+// work queue (no completions), one succeeded and none still runs.
+func successCriteriaMet(j *batchv1.Job, succeeded, active int32) bool {
+	if j.Spec.Completions != nil {
+		return succeeded >= *j.Spec.Completions
+	}
+	return succeeded > 0 && active == 0
+}
+
+func uncountedSucceeded(s *batchv1.JobStatus) []types.UID {
+	if s.UncountedTerminatedPods == nil {
+		return nil
+	}
+	return s.UncountedTerminatedPods.Succeeded
+}
+
+func uncountedFailed(s *batchv1.JobStatus) []types.UID {
+	if s.UncountedTerminatedPods == nil {
+		return nil
+	}
+	return s.UncountedTerminatedPods.Failed
+}
+
+func uncountedEmpty(s *batchv1.JobStatus) bool {
+	return len(uncountedSucceeded(s)) == 0 && len(uncountedFailed(s)) == 0
+}
+
+// setUncounted writes the uncounted pods, sorted; kube keeps an empty
+// uncountedTerminatedPods once it has had any.
+func setUncounted(s *batchv1.JobStatus, succeeded, failed sets.Set[types.UID]) {
+	if s.UncountedTerminatedPods == nil && succeeded.Len() == 0 && failed.Len() == 0 {
+		return
+	}
+	s.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: sets.List(succeeded), Failed: sets.List(failed)}
+}
+
+func isPodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sortNewestFirst(pods []*corev1.Pod) {
+	sort.SliceStable(pods, func(i, j int) bool {
+		return pods[j].CreationTimestamp.Before(&pods[i].CreationTimestamp)
+	})
+}
+
+// backoffStore remembers, per Job, when a pod last failed, to delay its
+// replacement: podFailureBackOff after the first failure, doubling with
+// each further one, up to maxPodFailureBackOff.
+type backoffStore struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+func newBackoffStore() *backoffStore { return &backoffStore{last: map[string]time.Time{}} }
+
+func (b *backoffStore) failed(j *batchv1.Job, now time.Time) {
+	key, err := cache.MetaNamespaceKeyFunc(j)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last[key] = now
+}
+
+// remaining returns how long the Job must still wait before it replaces a
+// failed pod, given how many of its pods failed.
+func (b *backoffStore) remaining(key string, failed int32, now time.Time) time.Duration {
+	if failed <= 0 {
+		return 0
+	}
+	b.mu.Lock()
+	last, ok := b.last[key]
+	b.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	delay := podFailureBackOff
+	for i := int32(1); i < failed && delay < maxPodFailureBackOff; i++ {
+		delay *= 2
+	}
+	return max(last.Add(min(delay, maxPodFailureBackOff)).Sub(now), 0)
+}
+
+func (b *backoffStore) forget(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.last, key)
+}
