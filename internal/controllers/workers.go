@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 )
 
 // Workers is the reconcile loop every controller shares, after
@@ -93,4 +94,45 @@ func Deleted[T any](obj interface{}) (T, bool) {
 	}
 	v, ok := obj.(T)
 	return v, ok
+}
+
+// NewQueue returns the rate-limited work queue a controller keys its work
+// on, named name and timed by clk (nil means the real clock). A nil
+// limiter means client-go's default controller limiter (per-item
+// exponential back-off from 5 ms, within an overall token bucket).
+func NewQueue[T comparable](name string, clk clock.WithTicker, limiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
+	if limiter == nil {
+		limiter = workqueue.DefaultTypedControllerRateLimiter[T]()
+	}
+	return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[T]{Name: name, Clock: clk})
+}
+
+// SlowStartBatch calls fn count times, in concurrent batches of
+// initialBatchSize, then twice as many after each batch that fully
+// succeeds. The first failing batch ends it. It returns how many calls
+// succeeded and the first error. A quota or admission refusal thus costs
+// one request, not count. kube's ReplicaSet and Job controllers
+// create pods this way.
+func SlowStartBatch(count, initialBatchSize int, fn func() error) (int, error) {
+	remaining, successes := count, 0
+	for batch := min(remaining, initialBatchSize); batch > 0; batch = min(2*batch, remaining) {
+		errs := make(chan error, batch)
+		var wg sync.WaitGroup
+		for i := 0; i < batch; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := fn(); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		successes += batch - len(errs)
+		if len(errs) > 0 {
+			return successes, <-errs
+		}
+		remaining -= batch
+	}
+	return successes, nil
 }

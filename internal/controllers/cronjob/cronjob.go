@@ -91,10 +91,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		recorder: cc.Recorder(Component),
 		clock:    cc.Clock,
 		log:      cc.Logger,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
-		),
+		queue:    controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

@@ -92,10 +92,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		clock:    cc.Clock,
 		log:      cc.Logger,
 		pending:  map[string]map[string]time.Time{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
-		),
+		queue:    controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

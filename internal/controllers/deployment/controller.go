@@ -117,10 +117,7 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 		rsSynced:  rsInf.Informer().HasSynced,
 		podLister: podInf.Lister(),
 		podSynced: podInf.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment", Clock: clk},
-		),
+		queue:     controllers.NewQueue[string]("deployment", clk, nil),
 	}
 	if _, err := dInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.addDeployment,

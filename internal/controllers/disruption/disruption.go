@@ -98,10 +98,7 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 	if cc.Recorder != nil {
 		c.recorder = cc.Recorder("controllermanager")
 	}
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: Name, Clock: c.clock},
-	)
+	c.queue = controllers.NewQueue(Name, c.clock, workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second))
 
 	pdbInf := cc.Informers.Policy().V1().PodDisruptionBudgets()
 	if _, err := pdbInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -81,14 +81,11 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		recorder: cc.Recorder(Component),
 		log:      cc.Logger,
 		tracker:  newTracker(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			// Conflicts and stale caches resolve within milliseconds: retry
-			// fast at first, as kube's controller does (1s there).
-			workqueue.NewTypedMaxOfRateLimiter(
-				workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 100*time.Second),
-			),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
-		),
+		// Conflicts and stale caches resolve within milliseconds: retry
+		// fast at first, as kube's controller does (1s there).
+		queue: controllers.NewQueue(Name, cc.Clock, workqueue.NewTypedMaxOfRateLimiter(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 100*time.Second),
+		)),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

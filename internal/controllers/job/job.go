@@ -105,10 +105,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		log:          cc.Logger,
 		expectations: newExpectations(cc.Clock),
 		backoff:      newBackoffStore(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
-		),
+		queue:        controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+
+	"minik/internal/controllers"
 )
 
 const (
@@ -377,7 +379,7 @@ func (c *Controller) managePods(ctx context.Context, key string, job *batchv1.Jo
 		}
 		n := int(min(diff, burstPods))
 		c.expectations.ExpectCreations(key, n)
-		created, err := slowStartBatch(n, func() error { return c.createPod(ctx, job) })
+		created, err := controllers.SlowStartBatch(n, 1, func() error { return c.createPod(ctx, job) })
 		for i := created; i < n; i++ {
 			c.expectations.CreationObserved(key)
 		}
@@ -459,31 +461,4 @@ func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job, status 
 		return nil, fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	return updated, nil
-}
-
-// slowStartBatch calls fn count times, in concurrent batches of one, then
-// twice as many after each batch that fully succeeds, as kube's
-// controllers do. It returns how many calls succeeded and the first error.
-func slowStartBatch(count int, fn func() error) (int, error) {
-	remaining, successes := count, 0
-	for batch := min(remaining, 1); batch > 0; batch = min(2*batch, remaining) {
-		errs := make(chan error, batch)
-		var wg sync.WaitGroup
-		for range batch {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := fn(); err != nil {
-					errs <- err
-				}
-			}()
-		}
-		wg.Wait()
-		successes += batch - len(errs)
-		if len(errs) > 0 {
-			return successes, <-errs
-		}
-		remaining -= batch
-	}
-	return successes, nil
 }

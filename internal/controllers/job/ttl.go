@@ -41,10 +41,7 @@ func NewTTLAfterFinished(cc *controllers.Context) (controllers.Controller, error
 		client: cc.Client,
 		clock:  cc.Clock,
 		log:    cc.Logger,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: TTLName, Clock: cc.Clock},
-		),
+		queue:  controllers.NewQueue[string](TTLName, cc.Clock, nil),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

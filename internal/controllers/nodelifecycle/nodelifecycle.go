@@ -119,10 +119,7 @@ func NewWithConfig(cc *controllers.Context, cfg Config) (*Controller, error) {
 	}
 	c := &Controller{
 		cfg: cfg, client: cc.Client, clock: cc.Clock, log: cc.Logger, health: map[string]*health{},
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
-		),
+		queue: controllers.NewQueue(Name, cc.Clock, workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 30*time.Second)),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

@@ -89,10 +89,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		clock:        cc.Clock,
 		log:          cc.Logger,
 		expectations: controllers.NewExpectations(cc.Clock),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
-		),
+		queue:        controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -378,7 +375,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, active []*c
 		n := min(-diff, burstReplicas)
 		c.expectations.ExpectCreations(key, n)
 		c.log.Debug("too few replicas", "replicaset", key, "need", replicas(rs), "creating", n)
-		created, err := slowStartBatch(n, slowStartInitialBatchSize, func() error { return c.createPod(ctx, rs) })
+		created, err := controllers.SlowStartBatch(n, slowStartInitialBatchSize, func() error { return c.createPod(ctx, rs) })
 		// Creations never attempted, or refused, will never be observed.
 		for i := created; i < n; i++ {
 			c.expectations.CreationObserved(key)
@@ -487,35 +484,6 @@ func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
 		}
 	}
 	return out
-}
-
-// slowStartBatch calls fn count times, in concurrent batches of
-// initialBatchSize, then twice as many after each batch that fully
-// succeeds. The first failing batch ends it. It returns how many calls
-// succeeded and the first error. A quota or admission refusal thus costs
-// one request, not count.
-func slowStartBatch(count, initialBatchSize int, fn func() error) (int, error) {
-	remaining, successes := count, 0
-	for batch := min(remaining, initialBatchSize); batch > 0; batch = min(2*batch, remaining) {
-		errs := make(chan error, batch)
-		var wg sync.WaitGroup
-		for i := 0; i < batch; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := fn(); err != nil {
-					errs <- err
-				}
-			}()
-		}
-		wg.Wait()
-		successes += batch - len(errs)
-		if len(errs) > 0 {
-			return successes, <-errs
-		}
-		remaining -= batch
-	}
-	return successes, nil
 }
 
 func isControlledBy(p *corev1.Pod, uid types.UID) bool {

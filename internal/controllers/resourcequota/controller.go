@@ -111,11 +111,8 @@ func NewController(cc *controllers.Context, resync time.Duration) (*Controller, 
 		resync:      resync,
 		quotaLister: qInf.Lister(),
 		quotaSynced: qInf.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: clk},
-		),
-		watched: map[schema.GroupResource]informers.GenericInformer{},
+		queue:       controllers.NewQueue[string](Name, clk, nil),
+		watched:     map[schema.GroupResource]informers.GenericInformer{},
 	}
 	if _, err := qInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) { c.enqueueQuota(obj) },

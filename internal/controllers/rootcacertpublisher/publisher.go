@@ -82,10 +82,6 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 	}
 	nsInf := cc.Informers.Core().V1().Namespaces()
 	cmInf := cc.Informers.Core().V1().ConfigMaps()
-	cfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: "root_ca_cert_publisher"}
-	if cc.Clock != nil {
-		cfg.Clock = cc.Clock
-	}
 	c := &Controller{
 		client:   cc.Client,
 		logger:   logger,
@@ -94,7 +90,7 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 		nsSynced: nsInf.Informer().HasSynced,
 		cmLister: cmInf.Lister(),
 		cmSynced: cmInf.Informer().HasSynced,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), cfg),
+		queue:    controllers.NewQueue[string]("root_ca_cert_publisher", cc.Clock, nil),
 	}
 	if _, err := nsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueNamespace,

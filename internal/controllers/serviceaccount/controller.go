@@ -66,10 +66,6 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 	}
 	nsInf := cc.Informers.Core().V1().Namespaces()
 	saInf := cc.Informers.Core().V1().ServiceAccounts()
-	cfg := workqueue.TypedRateLimitingQueueConfig[string]{Name: Name}
-	if cc.Clock != nil {
-		cfg.Clock = cc.Clock
-	}
 	c := &Controller{
 		client:   cc.Client,
 		logger:   logger,
@@ -77,7 +73,7 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 		nsSynced: nsInf.Informer().HasSynced,
 		saLister: saInf.Lister(),
 		saSynced: saInf.Informer().HasSynced,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](), cfg),
+		queue:    controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if _, err := nsInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueNamespace,

@@ -118,10 +118,7 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 	if cc.Recorder != nil {
 		c.recorder = cc.Recorder(Name)
 	}
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: Name, Clock: c.clock},
-	)
+	c.queue = controllers.NewQueue(Name, c.clock, workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](5*time.Millisecond, 30*time.Second))
 
 	pods := cc.Informers.Core().V1().Pods()
 	podInformer := pods.Informer()
