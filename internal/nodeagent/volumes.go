@@ -19,8 +19,9 @@ import (
 // mountVolumes sets the pod's volumes up: emptyDir, configMap, secret,
 // projected and downwardAPI get their files; others (hostPath,
 // persistentVolumeClaim, ...) are empty directories. A ConfigMap or
-// Secret that does not exist fails the mount with kube's FailedMount
-// event; the pod then waits in ContainerCreating, retried with back-off.
+// Secret that does not exist, or a claim not bound to a volume, fails the
+// mount with kube's FailedMount event; the pod then waits in
+// ContainerCreating, retried with back-off.
 // It returns whether every volume is ready.
 func (w *podWorker) mountVolumes(pod *corev1.Pod) bool {
 	w.mu.Lock()
@@ -83,6 +84,12 @@ func (w *podWorker) makeVolume(pod *corev1.Pod, v *corev1.Volume) (*runtime.Volu
 			return nil, err
 		}
 		return runtime.NewVolume(files, true), nil
+	case src.PersistentVolumeClaim != nil:
+		// The claim's volume is simulated: mounted, empty, once bound.
+		if err := w.claimBound(pod.Namespace, src.PersistentVolumeClaim.ClaimName); err != nil {
+			return nil, err
+		}
+		return runtime.NewVolume(nil, false), nil
 	case src.DownwardAPI != nil:
 		files, err := w.downwardFiles(pod, src.DownwardAPI.Items)
 		if err != nil {
@@ -467,4 +474,23 @@ func (w *podWorker) getSecret(ns, name string) (*corev1.Secret, error) {
 		return nil, fmt.Errorf("get secret %s/%s: %w", ns, name, err)
 	}
 	return s, nil
+}
+
+// claimBound checks that a pod's claim exists and is bound to a volume
+// that exists, as the kubelet's volume manager does before mounting it.
+func (w *podWorker) claimBound(ns, name string) error {
+	pvc, err := w.n.cs.CoreV1().PersistentVolumeClaims(ns).Get(w.ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("error processing PVC %s/%s: %w", ns, name, apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumeclaim"}, name))
+	}
+	if err != nil {
+		return fmt.Errorf("error processing PVC %s/%s: %w", ns, name, err)
+	}
+	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName == "" {
+		return fmt.Errorf("error processing PVC %s/%s: PVC is not bound", ns, name)
+	}
+	if _, err := w.n.cs.CoreV1().PersistentVolumes().Get(w.ctx, pvc.Spec.VolumeName, metav1.GetOptions{}); err != nil {
+		return fmt.Errorf("error processing PVC %s/%s: failed to fetch PV %s from API server: %w", ns, name, pvc.Spec.VolumeName, err)
+	}
+	return nil
 }

@@ -554,6 +554,9 @@ func goldenCases() []goldenCase {
 		{"ingressclass", schema.GroupKind{Group: "networking.k8s.io", Kind: "IngressClass"}, ingressClassFixtures()},
 		{"poddisruptionbudget", schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"}, podDisruptionBudgetFixtures()},
 		{"priorityclass", schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}, priorityClassFixtures()},
+		{"persistentvolume", schema.GroupKind{Kind: "PersistentVolume"}, persistentVolumeFixtures()},
+		{"persistentvolumeclaim", schema.GroupKind{Kind: "PersistentVolumeClaim"}, persistentVolumeClaimFixtures()},
+		{"storageclass", schema.GroupKind{Group: "storage.k8s.io", Kind: "StorageClass"}, storageClassFixtures()},
 		{"role", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},

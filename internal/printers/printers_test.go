@@ -450,11 +450,11 @@ func TestKindsListsEveryServedKindInOrder(t *testing.T) {
 	for _, gk := range Kinds() {
 		got = append(got, gk.String())
 	}
-	want := "ConfigMap Event Namespace Node Pod ResourceQuota Secret Service ServiceAccount " +
+	want := "ConfigMap Event Namespace Node PersistentVolume PersistentVolumeClaim Pod ResourceQuota Secret Service ServiceAccount " +
 		"ControllerRevision.apps DaemonSet.apps Deployment.apps ReplicaSet.apps StatefulSet.apps CronJob.batch Job.batch Lease.coordination.k8s.io EndpointSlice.discovery.k8s.io Event.events.k8s.io " +
 		"Ingress.networking.k8s.io IngressClass.networking.k8s.io PodDisruptionBudget.policy " +
 		"ClusterRole.rbac.authorization.k8s.io ClusterRoleBinding.rbac.authorization.k8s.io Role.rbac.authorization.k8s.io RoleBinding.rbac.authorization.k8s.io " +
-		"PriorityClass.scheduling.k8s.io"
+		"PriorityClass.scheduling.k8s.io StorageClass.storage.k8s.io"
 	if strings.Join(got, " ") != want {
 		t.Errorf("Kinds() = %s\nwant       %s", strings.Join(got, " "), want)
 	}

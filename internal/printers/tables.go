@@ -24,6 +24,9 @@ var tables = map[schema.GroupKind]table{
 	{Group: "", Kind: "Node"}:           nodeTable,
 	{Group: "", Kind: "ResourceQuota"}:  resourceQuotaTable,
 
+	{Group: "", Kind: "PersistentVolume"}:      persistentVolumeTable,
+	{Group: "", Kind: "PersistentVolumeClaim"}: persistentVolumeClaimTable,
+
 	{Group: "apps", Kind: "Deployment"}:         deploymentTable,
 	{Group: "apps", Kind: "ReplicaSet"}:         replicaSetTable,
 	{Group: "apps", Kind: "StatefulSet"}:        statefulSetTable,
@@ -50,6 +53,8 @@ var tables = map[schema.GroupKind]table{
 	{Group: "events.k8s.io", Kind: "Event"}: eventsV1EventTable,
 
 	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}: priorityClassTable,
+
+	{Group: "storage.k8s.io", Kind: "StorageClass"}: storageClassTable,
 }
 
 // metaTable builds a table whose cells need only the object's metadata, so

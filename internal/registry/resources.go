@@ -35,6 +35,8 @@ func All() []*Resource {
 		{GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"}, HasStatus: true},
 		{GroupVersion: coreV1, Name: "resourcequotas", SingularName: "resourcequota", Kind: "ResourceQuota", Namespaced: true, ShortNames: []string{"quota"}, HasStatus: true, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "limitranges", SingularName: "limitrange", Kind: "LimitRange", Namespaced: true, ShortNames: []string{"limits"}},
+		{GroupVersion: coreV1, Name: "persistentvolumes", SingularName: "persistentvolume", Kind: "PersistentVolume", ShortNames: []string{"pv"}, HasStatus: true},
+		{GroupVersion: coreV1, Name: "persistentvolumeclaims", SingularName: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", Namespaced: true, ShortNames: []string{"pvc"}, HasStatus: true},
 		{GroupVersion: appsV1, Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
 		{GroupVersion: appsV1, Name: "replicasets", SingularName: "replicaset", Kind: "ReplicaSet", Namespaced: true, ShortNames: []string{"rs"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
 		{GroupVersion: appsV1, Name: "statefulsets", SingularName: "statefulset", Kind: "StatefulSet", Namespaced: true, ShortNames: []string{"sts"}, Categories: []string{"all"}, HasStatus: true, HasScale: true},
@@ -53,6 +55,7 @@ func All() []*Resource {
 		{GroupVersion: coordinationV1, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true},
 		{GroupVersion: eventsV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}},
 		{GroupVersion: schedulingV1, Name: "priorityclasses", SingularName: "priorityclass", Kind: "PriorityClass", ShortNames: []string{"pc"}},
+		{GroupVersion: storageV1, Name: "storageclasses", SingularName: "storageclass", Kind: "StorageClass", ShortNames: []string{"sc"}},
 
 		// Admission (issue 6): webhook configurations and validating
 		// admission policies. Strategies in strategy_admissionregistration.go.

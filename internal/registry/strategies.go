@@ -23,6 +23,9 @@ var strategies = map[schema.GroupKind]func() Strategy{
 	{Kind: "Node"}:           nodeStrategy,
 	{Kind: "ResourceQuota"}:  resourceQuotaStrategy,
 
+	{Kind: "PersistentVolume"}:      persistentVolumeStrategy,
+	{Kind: "PersistentVolumeClaim"}: persistentVolumeClaimStrategy,
+
 	{Group: "apps", Kind: "Deployment"}:         deploymentStrategy,
 	{Group: "apps", Kind: "ReplicaSet"}:         replicaSetStrategy,
 	{Group: "apps", Kind: "StatefulSet"}:        statefulSetStrategy,
@@ -49,4 +52,6 @@ var strategies = map[schema.GroupKind]func() Strategy{
 	{Group: "events.k8s.io", Kind: "Event"}: eventsEventStrategy,
 
 	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}: priorityClassStrategy,
+
+	{Group: "storage.k8s.io", Kind: "StorageClass"}: storageClassStrategy,
 }

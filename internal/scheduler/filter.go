@@ -23,6 +23,7 @@ const (
 	pluginNodeResourcesFit
 	pluginPodTopologySpread
 	pluginInterPodAffinity
+	pluginVolumeBinding
 )
 
 // code is a filter verdict, as kube-scheduler's framework codes it.
@@ -102,6 +103,9 @@ type cycleState struct {
 	// incoming pod's affinity (all terms) and anti-affinity (each term).
 	affinityCounts map[topologyPair]int
 	antiCounts     map[topologyPair]int
+	// volumes are the pod's claims, as VolumeBinding sees them; nil for a
+	// pod without any.
+	volumes *podVolumes
 	// spread are the pod's DoNotSchedule topology spread constraints,
 	// with the matching pods counted per domain.
 	spread []spreadConstraint
@@ -230,6 +234,11 @@ func filter(st *cycleState, n *nodeInfo) *status {
 	}
 	if s := fitsResources(pi, n); s != nil {
 		return s
+	}
+	if st.volumes != nil {
+		if s := st.volumes.filter(n); s != nil {
+			return s
+		}
 	}
 	if len(st.spread) > 0 {
 		if s := topologySpread(st, n); s != nil {

@@ -114,6 +114,8 @@ type Scheduler struct {
 	nsLister corelisters.NamespaceLister
 
 	queue *queue
+	// volumes reads claims, volumes and classes (see volumes.go).
+	volumes *volumeBinder
 
 	// mu guards the cache and what the scheduling loop keeps between
 	// attempts.
@@ -285,6 +287,9 @@ func (s *Scheduler) run(ctx context.Context, cs, events kubernetes.Interface) er
 		return fmt.Errorf("scheduler: pod handler: %w", err)
 	}
 	nsInformer.Informer()
+	if err := s.startVolumes(factory); err != nil {
+		return err
+	}
 
 	factory.Start(ctx.Done())
 	podFactory.Start(ctx.Done())
@@ -563,6 +568,12 @@ func (s *Scheduler) findNode(pi *podInfo) attempt {
 		d.preFilter, d.plugins = statusTermsConflict, pluginNodeAffinity
 		return fail()
 	}
+	vols, rejected := s.volumes.preFilter(pi.pod)
+	if rejected != nil {
+		d.preFilter, d.plugins = rejected, pluginVolumeBinding
+		return fail()
+	}
+	st.volumes = vols
 	nodes := all
 	if pi.namesFromAffinity != nil {
 		nodes = make([]*nodeInfo, 0, len(pi.namesFromAffinity))
@@ -602,10 +613,13 @@ func (s *Scheduler) findNode(pi *podInfo) attempt {
 // records the Scheduled event. A failed binding forgets the assumption
 // and queues the pod again after a back-off.
 func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, attempts int) {
-	err := s.client.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
-		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
-	}, metav1.CreateOptions{})
+	err := s.bindVolumes(ctx, pod, node)
+	if err == nil {
+		err = s.client.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+		}, metav1.CreateOptions{})
+	}
 	if err == nil {
 		s.bound.Add(1)
 		s.recorder.Eventf(pod, corev1.EventTypeNormal, EventScheduled, "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)

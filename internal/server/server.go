@@ -34,6 +34,7 @@ import (
 	"minik/internal/admission/plugins"
 	"minik/internal/api"
 	"minik/internal/auth"
+	"minik/internal/controllers/persistentvolume"
 	"minik/internal/etcd"
 	"minik/internal/nodeagent"
 	"minik/internal/openapi"
@@ -469,6 +470,13 @@ func bootstrap(ctx context.Context, cfg *rest.Config) error {
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("bootstrap priorityclass %s: %w", pc.Name, err)
 		}
+	}
+	// The default StorageClass, as kind's and minikube's addons install
+	// theirs: created when missing, left as it is otherwise (one deleted
+	// comes back at the next start).
+	sc := persistentvolume.StandardClass()
+	if _, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("bootstrap storageclass %s: %w", sc.Name, err)
 	}
 	return nil
 }

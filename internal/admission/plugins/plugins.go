@@ -5,7 +5,8 @@
 //
 // Mutating phase:   NamespaceLifecycle, LimitRanger, ServiceAccount,
 //
-//	Priority, DefaultTolerationSeconds, MutatingAdmissionWebhook
+//	Priority, DefaultTolerationSeconds, DefaultStorageClass,
+//	MutatingAdmissionWebhook
 //
 // Validating phase: NamespaceLifecycle (deletions), LimitRanger,
 //
@@ -53,6 +54,7 @@ const (
 	ServiceAccount             = "ServiceAccount"
 	Priority                   = "Priority"
 	DefaultTolerationSeconds   = "DefaultTolerationSeconds"
+	DefaultStorageClass        = "DefaultStorageClass"
 	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
 	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
 	ValidatingAdmissionWebhook = "ValidatingAdmissionWebhook"
@@ -62,7 +64,7 @@ const (
 // Names lists the plugins minikd runs, in order.
 func Names() []string {
 	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-		MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
+		DefaultStorageClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
 }
 
 // immortalNamespaces may not be deleted.
@@ -213,6 +215,11 @@ func (a *Admission) build() error {
 	}
 	if a.enabled(DefaultTolerationSeconds) {
 		chain.Mutators = append(chain.Mutators, &admission.DefaultTolerationSeconds{})
+	}
+	if a.enabled(DefaultStorageClass) {
+		inf := f.Storage().V1().StorageClasses()
+		a.want(inf.Informer())
+		chain.Mutators = append(chain.Mutators, &admission.DefaultStorageClass{Lister: inf.Lister()})
 	}
 	var hooks *webhook.Plugins
 	if a.enabled(MutatingAdmissionWebhook) || a.enabled(ValidatingAdmissionWebhook) {

@@ -13,6 +13,7 @@ import (
 	"minik/internal/controllers/job"
 	"minik/internal/controllers/namespace"
 	"minik/internal/controllers/nodelifecycle"
+	"minik/internal/controllers/persistentvolume"
 	"minik/internal/controllers/replicaset"
 	"minik/internal/controllers/resourcequota"
 	"minik/internal/controllers/rootcacertpublisher"
@@ -41,5 +42,6 @@ func Controllers() map[string]controllers.Constructor {
 		job.TTLName:           job.NewTTLAfterFinished,
 
 		rootcacertpublisher.Name: rootcacertpublisher.New,
+		persistentvolume.Name:    persistentvolume.New,
 	}
 }

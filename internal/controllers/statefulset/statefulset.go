@@ -7,10 +7,11 @@
 // template in a ControllerRevision and reports the StatefulSet's status,
 // as kube-controller-manager's controller of that name does.
 //
-// minik serves no PersistentVolumeClaims: volumeClaimTemplates create no
-// claims. Each claim template is given to the pod as an emptyDir volume of
-// the claim's name, so that the template's volume mounts resolve; its data
-// lives as long as the pod, not as long as the claim would.
+// Each volumeClaimTemplate gives every pod its own PersistentVolumeClaim,
+// <template>-<pod>, created before the pod and kept when the pod or the
+// StatefulSet goes (persistentVolumeClaimRetentionPolicy Retain; the
+// Delete policies are not implemented), so a pod recreated under its name
+// finds its claim again.
 package statefulset
 
 import (
@@ -82,10 +83,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		recorder: cc.Recorder(Component),
 		clock:    cc.Clock,
 		log:      cc.Logger,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name, Clock: cc.Clock},
-		),
+		queue:    controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

@@ -9,19 +9,21 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"minik/internal/controllers/ctrltest"
+	"minik/internal/controllers/persistentvolume"
 	"minik/internal/controllers/statefulset"
 	"minik/internal/testserver"
 )
 
 func start(t *testing.T, ns string) (kubernetes.Interface, context.Context) {
 	t.Helper()
-	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{statefulset.Name}, Scheduler: true, Nodes: 2})
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{statefulset.Name, persistentvolume.Name}, Scheduler: true, Nodes: 2})
 	cs, ctx := srv.Client(t), t.Context()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -46,7 +48,10 @@ func newSet(name string, replicas int32, image string) *appsv1.StatefulSet {
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{Name: "www"},
-				Spec:       corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
 			}},
 		},
 	}
@@ -138,10 +143,13 @@ func TestStatefulSetLifecycle(t *testing.T) {
 	set = waitRolledOut(ctx, t, cs, ns, "web", 3)
 
 	t.Run("pods come up in ordinal order with stable identities", func(t *testing.T) {
-		got := waitEvents(ctx, t, cs, ns, "web", statefulset.ReasonSuccessfulCreate, 3)
+		got := waitEvents(ctx, t, cs, ns, "web", statefulset.ReasonSuccessfulCreate, 6)
 		want := []string{
+			"create Claim www-web-0 Pod web-0 in StatefulSet web success",
 			"create Pod web-0 in StatefulSet web successful",
+			"create Claim www-web-1 Pod web-1 in StatefulSet web success",
 			"create Pod web-1 in StatefulSet web successful",
+			"create Claim www-web-2 Pod web-2 in StatefulSet web success",
 			"create Pod web-2 in StatefulSet web successful",
 		}
 		if !slices.Equal(got, want) {
@@ -183,6 +191,27 @@ func TestStatefulSetLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("each pod has its own bound claim from the template", func(t *testing.T) {
+		for i, p := range pods(ctx, t, cs, ns, "web") {
+			claim := fmt.Sprintf("www-web-%d", i)
+			var mounted string
+			for _, v := range p.Spec.Volumes {
+				if v.Name == "www" && v.PersistentVolumeClaim != nil {
+					mounted = v.PersistentVolumeClaim.ClaimName
+				}
+			}
+			if mounted != claim {
+				t.Errorf("pod %s mounts claim %q as www, want %q", p.Name, mounted, claim)
+			}
+			pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pvc.Status.Phase != corev1.ClaimBound || pvc.Labels["app"] != "web" {
+				t.Errorf("claim %s: phase %s, labels %v; want Bound with the set's selector labels", claim, pvc.Status.Phase, pvc.Labels)
+			}
+		}
+	})
 	t.Run("an image update rolls the pods in reverse ordinal order", func(t *testing.T) {
 		old := set.Status.CurrentRevision
 		patch := `{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.28"}]}}}}`

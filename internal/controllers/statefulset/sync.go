@@ -169,6 +169,9 @@ func (r *reconciler) createPod(ctx context.Context, ordinal int) error {
 		template, revision = r.currentTemplate, r.current.Name
 	}
 	pod := newPod(set, template, ordinal, revision)
+	if err := r.createClaims(ctx, pod); err != nil {
+		return err
+	}
 	_, err := r.c.client.CoreV1().Pods(set.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
@@ -182,6 +185,54 @@ func (r *reconciler) createPod(ctx context.Context, ordinal int) error {
 	}
 	r.c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Pod %s in StatefulSet %s successful", pod.Name, set.Name)
 	return nil
+}
+
+// createClaims creates the pod's claims from the volumeClaimTemplates
+// that do not exist yet, with the set's selector labels, as kube does.
+func (r *reconciler) createClaims(ctx context.Context, pod *corev1.Pod) error {
+	set := r.set
+	for _, tmpl := range set.Spec.VolumeClaimTemplates {
+		claim := claimFor(set, &tmpl, pod.Name)
+		_, err := r.c.client.CoreV1().PersistentVolumeClaims(set.Namespace).Create(ctx, claim, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+				return nil
+			}
+			r.c.recorder.Eventf(set, corev1.EventTypeWarning, ReasonFailedCreate, "create Claim %s for Pod %s in StatefulSet %s failed error: %s", claim.Name, pod.Name, set.Name, err)
+			return fmt.Errorf("create claim %s/%s: %w", set.Namespace, claim.Name, err)
+		}
+		r.c.recorder.Eventf(set, corev1.EventTypeNormal, ReasonSuccessfulCreate, "create Claim %s Pod %s in StatefulSet %s success", claim.Name, pod.Name, set.Name)
+	}
+	return nil
+}
+
+// claimName is the claim a template gives a pod: <template>-<pod>.
+func claimName(tmpl *corev1.PersistentVolumeClaim, pod string) string {
+	return tmpl.Name + "-" + pod
+}
+
+// claimFor builds the claim of a template for a pod.
+func claimFor(set *appsv1.StatefulSet, tmpl *corev1.PersistentVolumeClaim, pod string) *corev1.PersistentVolumeClaim {
+	claim := tmpl.DeepCopy()
+	claim.ObjectMeta = metav1.ObjectMeta{
+		Name:        claimName(tmpl, pod),
+		Namespace:   set.Namespace,
+		Labels:      copyMap(tmpl.Labels),
+		Annotations: copyMap(tmpl.Annotations),
+	}
+	if set.Spec.Selector != nil && len(set.Spec.Selector.MatchLabels) > 0 {
+		if claim.Labels == nil {
+			claim.Labels = map[string]string{}
+		}
+		for k, v := range set.Spec.Selector.MatchLabels {
+			claim.Labels[k] = v
+		}
+	}
+	claim.Status = corev1.PersistentVolumeClaimStatus{}
+	return claim
 }
 
 func (r *reconciler) deletePod(ctx context.Context, p *corev1.Pod) error {
@@ -222,16 +273,24 @@ func newPod(set *appsv1.StatefulSet, template *corev1.PodTemplateSpec, ordinal i
 	pod.Labels[appsv1.ControllerRevisionHashLabelKey] = revision
 	pod.Spec.Hostname = name
 	pod.Spec.Subdomain = set.Spec.ServiceName
-	// No PersistentVolumeClaims: each claim template becomes an emptyDir
-	// of its name (see the package documentation).
-	have := map[string]bool{}
-	for _, v := range pod.Spec.Volumes {
-		have[v.Name] = true
-	}
-	for _, claim := range set.Spec.VolumeClaimTemplates {
-		if !have[claim.Name] {
-			pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: claim.Name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	// Each claim template replaces any template volume of its name with
+	// the pod's own claim.
+	if len(set.Spec.VolumeClaimTemplates) > 0 {
+		claims := map[string]bool{}
+		var volumes []corev1.Volume
+		for i := range set.Spec.VolumeClaimTemplates {
+			tmpl := &set.Spec.VolumeClaimTemplates[i]
+			claims[tmpl.Name] = true
+			volumes = append(volumes, corev1.Volume{Name: tmpl.Name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(tmpl, name)},
+			}})
 		}
+		for _, v := range pod.Spec.Volumes {
+			if !claims[v.Name] {
+				volumes = append(volumes, v)
+			}
+		}
+		pod.Spec.Volumes = volumes
 	}
 	return pod
 }
