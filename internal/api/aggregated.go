@@ -37,10 +37,10 @@ func wantsAggregated(r *http.Request) bool {
 
 // writeAggregated answers /api (legacy only) or /apis (every group) with
 // an APIGroupDiscoveryList.
-func (s *Server) writeAggregated(w http.ResponseWriter, legacy bool) {
+func (s *Server) writeAggregated(w http.ResponseWriter, routes *routeTable, legacy bool) {
 	list := apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{APIVersion: "apidiscovery.k8s.io/v2", Kind: "APIGroupDiscoveryList"}}
 	var group *apidiscoveryv2.APIGroupDiscovery
-	for _, gv := range s.groupOrder {
+	for _, gv := range routes.groupOrder {
 		if (gv.Group == "") != legacy {
 			continue
 		}
@@ -49,7 +49,7 @@ func (s *Server) writeAggregated(w http.ResponseWriter, legacy bool) {
 			group = &list.Items[len(list.Items)-1]
 		}
 		group.Versions = append(group.Versions, apidiscoveryv2.APIVersionDiscovery{
-			Version: gv.Version, Resources: resourceDiscovery(s.byGroupVersion[gv]), Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
+			Version: gv.Version, Resources: resourceDiscovery(routes.byGroupVersion[gv]), Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
 		})
 	}
 	w.Header().Set("Content-Type", aggregatedMediaType)

@@ -64,17 +64,18 @@ func (s *Server) addCreateOnly(resources []*registry.Resource) error {
 		if !ok {
 			return fmt.Errorf("api: create-only resource %s: no answer for kind %s", gvr, res.Kind)
 		}
-		if _, dup := s.handlers[gvr]; dup {
+		if _, dup := s.builtin.handlers[gvr]; dup {
 			return fmt.Errorf("api: resource %s described twice", gvr)
 		}
 		if _, dup := s.createOnly[gvr]; dup {
 			return fmt.Errorf("api: resource %s described twice", gvr)
 		}
 		s.createOnly[gvr] = &createOnlyHandler{h: newResourceHandler(s, res), create: fn}
-		if _, seen := s.byGroupVersion[res.GroupVersion]; !seen {
-			s.groupOrder = append(s.groupOrder, res.GroupVersion)
+		t := s.builtin
+		if _, seen := t.byGroupVersion[res.GroupVersion]; !seen {
+			t.groupOrder = append(t.groupOrder, res.GroupVersion)
 		}
-		s.byGroupVersion[res.GroupVersion] = append(s.byGroupVersion[res.GroupVersion], res)
+		t.byGroupVersion[res.GroupVersion] = append(t.byGroupVersion[res.GroupVersion], res)
 	}
 	return nil
 }

@@ -159,6 +159,7 @@ func (h *resourceHandler) delete(ctx context.Context, ns, name string, opts *met
 // Namespace's Terminating phase when the object cannot go at once. It
 // returns false when the object can be removed now.
 func (h *resourceHandler) markForDeletion(obj runtime.Object, opts *metav1.DeleteOptions) bool {
+	h.markCRDForDeletion(obj)
 	m, _ := meta.Accessor(obj)
 	finalizers := m.GetFinalizers()
 	if m.GetDeletionTimestamp() == nil {

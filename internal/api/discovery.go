@@ -17,9 +17,10 @@ import (
 // and resource requests.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	info := requestInfoFrom(r.Context())
+	routes := s.routes.Load()
 	if info.IsResourceRequest {
 		gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
-		h, ok := s.handlers[gvr]
+		h, ok := routes.handlers[gvr]
 		if !ok {
 			if c, ok := s.createOnly[gvr]; ok {
 				c.serve(w, r, info)
@@ -38,7 +39,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	parts := splitPath(r.URL.Path)
 	switch {
 	case len(parts) == 1 && wantsAggregated(r):
-		s.writeAggregated(w, parts[0] == "api")
+		s.writeAggregated(w, routes, parts[0] == "api")
 	case len(parts) == 1 && parts[0] == "api":
 		s.writeDiscovery(w, r, &metav1.APIVersions{
 			Versions:                   []string{"v1"},
@@ -46,15 +47,15 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		})
 	case len(parts) == 1 && parts[0] == "apis":
 		list := &metav1.APIGroupList{}
-		for _, gv := range s.groupOrder {
+		for _, gv := range routes.groupOrder {
 			if gv.Group == "" || containsGroup(list.Groups, gv.Group) {
 				continue
 			}
-			list.Groups = append(list.Groups, s.apiGroup(gv.Group))
+			list.Groups = append(list.Groups, routes.apiGroup(gv.Group))
 		}
 		s.writeDiscovery(w, r, list)
 	case len(parts) == 2 && parts[0] == "apis":
-		g := s.apiGroup(parts[1])
+		g := routes.apiGroup(parts[1])
 		if len(g.Versions) == 0 {
 			writeError(w, r, errNoResource())
 			return
@@ -65,7 +66,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		if parts[0] == "apis" {
 			gv.Group = parts[1]
 		}
-		resources, ok := s.byGroupVersion[gv]
+		resources, ok := routes.byGroupVersion[gv]
 		if !ok {
 			writeError(w, r, errNoResource())
 			return
@@ -85,9 +86,9 @@ func containsGroup(gs []metav1.APIGroup, name string) bool {
 	return false
 }
 
-func (s *Server) apiGroup(name string) metav1.APIGroup {
+func (t *routeTable) apiGroup(name string) metav1.APIGroup {
 	g := metav1.APIGroup{Name: name}
-	for _, gv := range s.groupOrder {
+	for _, gv := range t.groupOrder {
 		if gv.Group != name {
 			continue
 		}

@@ -269,7 +269,8 @@ func (h *resourceHandler) evict(ctx context.Context, ns, name string, opts *meta
 // matchingPDBs lists the budgets of the pod's namespace whose selector
 // matches its labels; an empty or invalid selector matches nothing here.
 func (h *resourceHandler) matchingPDBs(ctx context.Context, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
-	ph, ok := h.s.handlers[pdbGVR]
+	ph := h.s.handler(pdbGVR)
+	ok := ph != nil
 	if !ok {
 		return nil, nil
 	}
@@ -298,7 +299,7 @@ func (h *resourceHandler) matchingPDBs(ctx context.Context, pod *corev1.Pod) ([]
 // since it was read (re-read and re-checked on a conflict). A dry run
 // checks without writing.
 func (h *resourceHandler) spendDisruption(ctx context.Context, ns, name, podName string, dryRun bool) error {
-	ph := h.s.handlers[pdbGVR]
+	ph := h.s.handler(pdbGVR)
 	_, err := ph.update(ctx, ns, name, "status", dryRun, func(current runtime.Object) (runtime.Object, error) {
 		pdb := current.(*policyv1.PodDisruptionBudget)
 		st := &pdb.Status

@@ -122,8 +122,17 @@ func (h *resourceHandler) fieldManager(sub string) (*managedfields.FieldManager,
 		// The main resource's writes keep the stored status.
 		reset = map[fieldpath.APIVersion]fieldpath.Filter{gv: fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status")))}
 	}
-	fm, err := managedfields.NewDefaultFieldManager(h.typeConverter(), runtime.UnsafeObjectConvertor(Scheme),
-		strategyDefaulter(h.res.Strategy.Default), Scheme, gvk, gvk.GroupVersion(), sub, reset)
+	var fm *managedfields.FieldManager
+	var err error
+	if h.custom != nil {
+		// Custom resources are unstructured; kinds without a schema in
+		// client-go get the deduced converter, as kube's do without one.
+		fm, err = managedfields.NewDefaultFieldManager(managedfields.NewDeducedTypeConverter(), customConvertor{},
+			strategyDefaulter(h.res.Strategy.Default), customCreater{gvk}, gvk, gvk.GroupVersion(), sub, reset)
+	} else {
+		fm, err = managedfields.NewDefaultFieldManager(h.typeConverter(), runtime.UnsafeObjectConvertor(Scheme),
+			strategyDefaulter(h.res.Strategy.Default), Scheme, gvk, gvk.GroupVersion(), sub, reset)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("field manager of %s: %w", h.res.GroupResource(), err)
 	}

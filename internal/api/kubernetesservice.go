@@ -51,6 +51,9 @@ func (s *Server) StartServices(ctx context.Context, addr string) error {
 		ip = netip.MustParseAddr("127.0.0.1")
 	}
 	ctx = auth.WithUser(ctx, apiServerUser)
+	if err := s.crds.start(ctx); err != nil {
+		return err
+	}
 	if err := s.ensureKubernetesService(ctx, ip, int32(port)); err != nil {
 		return err
 	}
@@ -96,7 +99,7 @@ func (s *Server) StartServices(ctx context.Context, addr string) error {
 func (s *Server) ensureKubernetesService(ctx context.Context, ip netip.Addr, port int32) error {
 	const ns, name = metav1.NamespaceDefault, "kubernetes"
 	ports := []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(port)}}
-	svcs := s.handlers[corev1.SchemeGroupVersion.WithResource("services")]
+	svcs := s.handler(corev1.SchemeGroupVersion.WithResource("services"))
 	_, err := svcs.get(ctx, ns, name)
 	switch {
 	case apierrors.IsNotFound(err):
@@ -136,7 +139,7 @@ func (s *Server) ensureKubernetesService(ctx context.Context, ip netip.Addr, por
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip.Unmap().String()}, Conditions: discoveryv1.EndpointConditions{Ready: new(true)}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: new("https"), Protocol: new(corev1.ProtocolTCP), Port: new(port)}},
 	}
-	slices := s.handlers[discoveryv1.SchemeGroupVersion.WithResource("endpointslices")]
+	slices := s.handler(discoveryv1.SchemeGroupVersion.WithResource("endpointslices"))
 	if _, err := slices.get(ctx, ns, name); apierrors.IsNotFound(err) {
 		if _, err := slices.create(ctx, ns, slice, false); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create endpointslice default/kubernetes: %w", err)

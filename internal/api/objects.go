@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -28,6 +29,9 @@ type objectCodec struct {
 	// view converts to and from the stored kind when it differs from the
 	// served one; nil otherwise.
 	view *storedAs
+	// custom is set for a custom resource, whose objects are
+	// unstructured.
+	custom *customCodec
 }
 
 func newObjectCodec(res *registry.Resource, view *storedAs) *objectCodec {
@@ -41,6 +45,9 @@ func newObjectCodec(res *registry.Resource, view *storedAs) *objectCodec {
 
 // New returns an empty object of the resource's kind.
 func (c *objectCodec) New() runtime.Object {
+	if c.custom != nil {
+		return c.custom.New()
+	}
 	obj, err := Scheme.New(c.res.GroupVersionKind())
 	if err != nil {
 		panic(fmt.Sprintf("kind %s not in scheme: %v", c.res.GroupVersionKind(), err))
@@ -50,6 +57,9 @@ func (c *objectCodec) New() runtime.Object {
 
 // NewList returns an empty list of the resource's kind.
 func (c *objectCodec) NewList() runtime.Object {
+	if c.custom != nil {
+		return c.custom.NewList()
+	}
 	obj, err := Scheme.New(c.res.GroupVersion.WithKind(c.res.Kind + "List"))
 	if err != nil {
 		panic(fmt.Sprintf("list kind of %s not in scheme: %v", c.res.GroupVersionKind(), err))
@@ -59,6 +69,9 @@ func (c *objectCodec) NewList() runtime.Object {
 
 // decode decodes a stored object and sets its resourceVersion.
 func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
+	if c.custom != nil {
+		return c.custom.decode(kv)
+	}
 	var obj runtime.Object
 	if c.view != nil {
 		obj = c.view.new()
@@ -81,6 +94,9 @@ func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
 
 // encode encodes an object for storage, without its resourceVersion.
 func (c *objectCodec) encode(obj runtime.Object) ([]byte, error) {
+	if c.custom != nil {
+		return c.custom.encode(obj)
+	}
 	if c.view != nil {
 		obj = c.view.toStored(obj)
 	}
@@ -110,6 +126,10 @@ func statusField(obj runtime.Object) reflect.Value {
 
 // resetStatus clears an object's status.
 func resetStatus(obj runtime.Object) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		delete(u.Object, "status")
+		return
+	}
 	if f := statusField(obj); f.IsValid() && f.CanSet() {
 		f.Set(reflect.Zero(f.Type()))
 	}
@@ -117,6 +137,14 @@ func resetStatus(obj runtime.Object) {
 
 // copyStatus sets dst's status to src's.
 func copyStatus(dst, src runtime.Object) {
+	if d, ok := dst.(*unstructured.Unstructured); ok {
+		if st, ok := src.(*unstructured.Unstructured).Object["status"]; ok {
+			d.Object["status"] = runtime.DeepCopyJSONValue(st)
+		} else {
+			delete(d.Object, "status")
+		}
+		return
+	}
 	d, s := statusField(dst), statusField(src)
 	if d.IsValid() && s.IsValid() && d.CanSet() {
 		d.Set(s)
@@ -126,6 +154,9 @@ func copyStatus(dst, src runtime.Object) {
 // specChanged tells whether anything but metadata, type meta and status
 // differs between two objects of one kind: what bumps metadata.generation.
 func specChanged(a, b runtime.Object) bool {
+	if ua, ok := a.(*unstructured.Unstructured); ok {
+		return customSpecChanged(ua, b.(*unstructured.Unstructured), true)
+	}
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	t := va.Type()
 	for i := 0; i < t.NumField(); i++ {

@@ -93,6 +93,9 @@ func (h *resourceHandler) servePatch(w http.ResponseWriter, r *http.Request, inf
 		return
 	}
 	pt, err := patchType(r)
+	if err == nil && h.custom != nil && pt == types.StrategicMergePatchType {
+		err = customPatchMediaTypeError()
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return

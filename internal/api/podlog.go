@@ -158,7 +158,7 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 
 // kubeletURL is the base URL of a node's agent.
 func (s *Server) kubeletURL(ctx context.Context, nodeName string) (*url.URL, error) {
-	h := s.handlers[corev1.SchemeGroupVersion.WithResource("nodes")]
+	h := s.handler(corev1.SchemeGroupVersion.WithResource("nodes"))
 	obj, err := h.get(ctx, "", nodeName)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,6 +46,10 @@ type resourceHandler struct {
 	fieldKeys map[string]bool
 	// alloc reserves what objects hold outside their keys; nil for most.
 	alloc allocator
+	// custom is set for a custom resource; gone is then closed when the
+	// handler stops serving (nil for built-in resources).
+	custom *customResource
+	gone   chan struct{}
 }
 
 func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
@@ -75,6 +80,9 @@ func (h *resourceHandler) key(ns, name string) string {
 func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
 	if !h.res.Namespaced && info.Namespace != "" && h.res.Name != "namespaces" {
 		writeError(w, r, errNoResource())
+		return
+	}
+	if h.custom != nil && !h.serveCustom(w, r, info) {
 		return
 	}
 	switch info.Verb {
@@ -363,6 +371,9 @@ func readBody(r *http.Request) ([]byte, error) {
 // and reports unknown fields as fieldValidation asks: warnings (Warn, the
 // default), a 400 (Strict) or nothing (Ignore).
 func (h *resourceHandler) decodeBody(w http.ResponseWriter, r *http.Request, body []byte) (runtime.Object, error) {
+	if h.custom != nil {
+		return h.decodeCustom(w, r, body)
+	}
 	info, err := inputSerializer(r)
 	if err != nil {
 		return nil, err
@@ -710,7 +721,7 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 	if strategy.PrepareForUpdate != nil {
 		strategy.PrepareForUpdate(ctx, obj, current)
 	}
-	if !strategy.NoGeneration && sub == "" && specChanged(obj, current) {
+	if !strategy.NoGeneration && sub == "" && h.specChanged(obj, current) {
 		m.SetGeneration(cm.GetGeneration() + 1)
 	}
 	if strategy.ValidateUpdate != nil {
@@ -789,6 +800,14 @@ func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, in
 		return
 	}
 	writeObject(w, o, http.StatusOK, h.res.GroupVersion, out)
+}
+
+// specChanged tells whether an update changes what bumps generation.
+func (h *resourceHandler) specChanged(obj, current runtime.Object) bool {
+	if h.custom != nil {
+		return customSpecChanged(obj.(*unstructured.Unstructured), current.(*unstructured.Unstructured), h.res.HasStatus)
+	}
+	return specChanged(obj, current)
 }
 
 // trimSubresource is the part of a path-like name before a slash.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +36,11 @@ func init() {
 	// Gateway API (gateway.networking.k8s.io/v1), served as built-in kinds
 	// since minik has no CRDs.
 	if err := gatewayv1.Install(Scheme); err != nil {
+		panic(err)
+	}
+	// CustomResourceDefinitions (apiextensions.k8s.io/v1); the custom
+	// resources they define are unstructured and not in the scheme.
+	if err := apiextensionsv1.AddToScheme(Scheme); err != nil {
 		panic(err)
 	}
 	Codecs = serializer.NewCodecFactory(Scheme)

@@ -97,18 +97,21 @@ type VersionInfo struct {
 // Server serves the Kubernetes API. Build it with New; it is an
 // http.Handler.
 type Server struct {
-	cfg      Config
-	store    *storage.Store
-	clock    clock.PassiveClock
-	log      *slog.Logger
-	chain    *admission.Chain
-	handlers map[schema.GroupVersionResource]*resourceHandler
-	// byGroupVersion lists the resources of each served group version, in
-	// discovery order.
-	byGroupVersion map[schema.GroupVersion][]*registry.Resource
-	groupOrder     []schema.GroupVersion
-	ready          atomic.Bool
-	mux            *http.ServeMux
+	cfg   Config
+	store *storage.Store
+	clock clock.PassiveClock
+	log   *slog.Logger
+	chain *admission.Chain
+	// builtin are the routes of the resources the server was built with;
+	// routes are those plus the custom resources currently served,
+	// replaced as a whole (copy on write) when CustomResourceDefinitions
+	// change, so that a request reads them with one atomic load.
+	builtin *routeTable
+	routes  atomic.Pointer[routeTable]
+	// crds serves the custom resources of CustomResourceDefinitions.
+	crds  *crdServer
+	ready atomic.Bool
+	mux   *http.ServeMux
 	// inflight counts the requests being served.
 	inflight atomic.Int64
 	// stopping is closed by Stop; watches end when it is.
@@ -166,27 +169,24 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("api: %w", err)
 	}
 	s := &Server{
-		cfg:            cfg,
-		store:          cfg.Store,
-		clock:          cfg.Clock,
-		log:            cfg.Logger,
-		handlers:       map[schema.GroupVersionResource]*resourceHandler{},
-		byGroupVersion: map[schema.GroupVersion][]*registry.Resource{},
-		stopping:       make(chan struct{}),
-		services:       services,
-		allocators:     map[schema.GroupResource]allocator{{Resource: "services"}: services},
+		cfg:        cfg,
+		store:      cfg.Store,
+		clock:      cfg.Clock,
+		log:        cfg.Logger,
+		builtin:    newRouteTable(),
+		stopping:   make(chan struct{}),
+		services:   services,
+		allocators: map[schema.GroupResource]allocator{{Resource: "services"}: services},
 	}
 	for _, res := range cfg.Resources {
 		gvr := res.GroupVersionResource()
-		if _, dup := s.handlers[gvr]; dup {
+		if _, dup := s.builtin.handlers[gvr]; dup {
 			return nil, fmt.Errorf("api: resource %s described twice", gvr)
 		}
-		s.handlers[gvr] = newResourceHandler(s, res)
-		if _, seen := s.byGroupVersion[res.GroupVersion]; !seen {
-			s.groupOrder = append(s.groupOrder, res.GroupVersion)
-		}
-		s.byGroupVersion[res.GroupVersion] = append(s.byGroupVersion[res.GroupVersion], res)
+		s.builtin.add(newResourceHandler(s, res), true)
 	}
+	s.routes.Store(s.builtin)
+	s.crds = newCRDServer(s)
 	if cfg.CreateOnly == nil {
 		cfg.CreateOnly = registry.CreateOnly()
 	}
@@ -225,12 +225,64 @@ func (s *Server) NamespaceLifecycle() *admission.NamespaceLifecycle {
 }
 
 func (s *Server) getNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	h := s.handlers[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	h := s.handler(corev1.SchemeGroupVersion.WithResource("namespaces"))
 	obj, err := h.get(ctx, "", name)
 	if err != nil {
 		return nil, err
 	}
 	return obj.(*corev1.Namespace), nil
+}
+
+// routeTable is what requests are routed with: the handler of each
+// served resource, and the resources discovery lists, by group version in
+// discovery order. A table is never changed once stored in
+// Server.routes.
+type routeTable struct {
+	handlers       map[schema.GroupVersionResource]*resourceHandler
+	byGroupVersion map[schema.GroupVersion][]*registry.Resource
+	groupOrder     []schema.GroupVersion
+}
+
+func newRouteTable() *routeTable {
+	return &routeTable{
+		handlers:       map[schema.GroupVersionResource]*resourceHandler{},
+		byGroupVersion: map[schema.GroupVersion][]*registry.Resource{},
+	}
+}
+
+// add routes requests to h and, when discovered, lists its resource in
+// discovery.
+func (t *routeTable) add(h *resourceHandler, discovered bool) {
+	t.handlers[h.res.GroupVersionResource()] = h
+	if !discovered {
+		return
+	}
+	gv := h.res.GroupVersion
+	if _, seen := t.byGroupVersion[gv]; !seen {
+		t.groupOrder = append(t.groupOrder, gv)
+	}
+	t.byGroupVersion[gv] = append(t.byGroupVersion[gv], h.res)
+}
+
+// clone returns a copy of t that may be changed.
+func (t *routeTable) clone() *routeTable {
+	c := &routeTable{
+		handlers:       make(map[schema.GroupVersionResource]*resourceHandler, len(t.handlers)),
+		byGroupVersion: make(map[schema.GroupVersion][]*registry.Resource, len(t.byGroupVersion)),
+		groupOrder:     append([]schema.GroupVersion(nil), t.groupOrder...),
+	}
+	for k, v := range t.handlers {
+		c.handlers[k] = v
+	}
+	for k, v := range t.byGroupVersion {
+		c.byGroupVersion[k] = append([]*registry.Resource(nil), v...)
+	}
+	return c
+}
+
+// handler returns the handler of a served resource, or nil.
+func (s *Server) handler(gvr schema.GroupVersionResource) *resourceHandler {
+	return s.routes.Load().handlers[gvr]
 }
 
 // InFlight is the number of requests being served.

@@ -121,6 +121,26 @@ func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
 	return sc, nil
 }
 
+// scaleOf is the Scale of one of the resource's objects.
+func (h *resourceHandler) scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
+	if h.custom != nil {
+		sc, err := h.customScaleOf(obj)
+		if err != nil {
+			return nil, err
+		}
+		return sc.(*autoscalingv1.Scale), nil
+	}
+	return scaleOf(obj)
+}
+
+// setReplicas sets the replicas of one of the resource's objects.
+func (h *resourceHandler) setReplicas(obj runtime.Object, replicas int32) (runtime.Object, error) {
+	if h.custom != nil {
+		return h.setCustomReplicas(obj, replicas)
+	}
+	return setReplicas(obj, replicas)
+}
+
 // setReplicas sets an object's spec.replicas.
 func setReplicas(obj runtime.Object, replicas int32) (runtime.Object, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
@@ -159,7 +179,7 @@ func (h *resourceHandler) serveScale(w http.ResponseWriter, r *http.Request, inf
 		writeError(w, r, err)
 		return
 	}
-	sc, err := scaleOf(result)
+	sc, err := h.scaleOf(result)
 	if err != nil {
 		writeError(w, r, apierrors.NewInternalError(err))
 		return
@@ -184,10 +204,11 @@ func (h *resourceHandler) updateScale(w http.ResponseWriter, r *http.Request, in
 		}
 	}
 	return h.update(r.Context(), info.Namespace, info.Name, "", dryRun, func(current runtime.Object) (runtime.Object, error) {
-		cur, err := scaleOf(current)
+		curObj, err := h.scaleOf(current)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
+		cur := curObj
 		var next autoscalingv1.Scale
 		data := body
 		if pt != "" {
@@ -215,7 +236,7 @@ func (h *resourceHandler) updateScale(w http.ResponseWriter, r *http.Request, in
 		if next.ResourceVersion != "" && next.ResourceVersion != cur.ResourceVersion {
 			return nil, conflict(h.res, cur.Name)
 		}
-		out, err := setReplicas(current, next.Spec.Replicas)
+		out, err := h.setReplicas(current, next.Spec.Replicas)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}

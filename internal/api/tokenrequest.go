@@ -166,7 +166,8 @@ func (s *Server) bindToken(ctx context.Context, spec *auth.TokenSpec, ns string,
 
 // getObject reads an object the server serves.
 func (s *Server) getObject(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
-	h, ok := s.handlers[gvr]
+	h := s.handler(gvr)
+	ok := h != nil
 	if !ok {
 		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}

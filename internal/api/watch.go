@@ -196,6 +196,8 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 			return
 		case <-h.s.stopping:
 			return
+		case <-h.gone:
+			return
 		case <-tick:
 			if ws.send(watch.Bookmark, h.bookmark(last, false)) != nil {
 				return

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
 
@@ -83,7 +82,7 @@ func (f *fetcher) list(ctx context.Context, mapping *meta.RESTMapping, namespace
 		if err != nil {
 			return err
 		}
-		req.VersionedParams(&opts, scheme.ParameterCodec)
+		req.SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion)
 		obj, err := doDecode(ctx, req)
 		if err != nil {
 			return enhanceListError(err, opts, mapping.Resource.String())
@@ -140,7 +139,7 @@ func (f *fetcher) watch(ctx context.Context, mapping *meta.RESTMapping, namespac
 		return err
 	}
 	opts.Watch = true
-	req.VersionedParams(&opts, scheme.ParameterCodec)
+	req.SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion)
 	stream, err := req.Stream(ctx)
 	if err != nil {
 		return err

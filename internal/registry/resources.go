@@ -63,6 +63,7 @@ func All() []*Resource {
 		{GroupVersion: admissionregistrationV1, Name: "validatingwebhookconfigurations", SingularName: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration", Categories: []string{"api-extensions"}},
 		{GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicies", SingularName: "validatingadmissionpolicy", Kind: "ValidatingAdmissionPolicy", Categories: []string{"api-extensions"}, HasStatus: true},
 		{GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicybindings", SingularName: "validatingadmissionpolicybinding", Kind: "ValidatingAdmissionPolicyBinding", Categories: []string{"api-extensions"}},
+		{GroupVersion: apiextensionsV1, Name: "customresourcedefinitions", SingularName: "customresourcedefinition", Kind: "CustomResourceDefinition", ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}, HasStatus: true},
 	}
 	// Gateway API (issue 7): gateway.networking.k8s.io/v1, served as
 	// built-in kinds (minik has no CRDs) and implemented by

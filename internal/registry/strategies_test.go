@@ -41,6 +41,7 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		"admissionregistration.k8s.io/v1/validatingwebhookconfigurations":   {true, false},
 		"admissionregistration.k8s.io/v1/validatingadmissionpolicies":       {true, false},
 		"admissionregistration.k8s.io/v1/validatingadmissionpolicybindings": {true, false},
+		"apiextensions.k8s.io/v1/customresourcedefinitions":                 {true, false},
 		"gateway.networking.k8s.io/v1/gatewayclasses":                       {true, false},
 		"gateway.networking.k8s.io/v1/gateways":                             {true, false},
 		"gateway.networking.k8s.io/v1/httproutes":                           {true, false},

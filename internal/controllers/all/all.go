@@ -4,6 +4,7 @@ package all
 
 import (
 	"minik/internal/controllers"
+	"minik/internal/controllers/crd"
 	"minik/internal/controllers/cronjob"
 	"minik/internal/controllers/daemonset"
 	"minik/internal/controllers/deployment"
@@ -38,6 +39,7 @@ func Controllers() map[string]controllers.Constructor {
 		statefulset.Name:      statefulset.New,
 		daemonset.Name:        daemonset.New,
 		cronjob.Name:          cronjob.New,
+		crd.Name:              crd.New,
 		job.Name:              job.New,
 		job.TTLName:           job.NewTTLAfterFinished,
 

@@ -12,10 +12,12 @@
 //   - orphan: the orphan finalizer holds the owner until the collector has
 //     removed the owner's reference from every dependent.
 //
-// It watches every resource discovered at start that can be listed,
-// watched and deleted (events excepted): through the shared informers, or,
-// for resources client-go has no types for, through informers of object
-// metadata of its own. It indexes objects by the UIDs of their owners and
+// It watches every resource discovered that can be listed, watched and
+// deleted (events excepted): through the shared informers, or, for
+// resources client-go has no types for (custom resources among them),
+// through informers of object metadata of its own. Discovery is repeated
+// every rediscoverInterval, so that resources added later (custom
+// resources) are collected too, and those gone are no longer watched. It indexes objects by the UIDs of their owners and
 // reconciles objects from one rate-limited workqueue. Owners are looked up
 // by UID: a reference whose owner is missing from the informer cache is
 // confirmed with a read from the API before anything is deleted, and every
@@ -81,6 +83,9 @@ type monitor struct {
 	resource   schema.GroupVersionResource
 	namespaced bool
 	informer   cache.SharedIndexInformer
+	// own tells that the collector runs the informer; stop ends it.
+	own  bool
+	stop context.CancelFunc
 }
 
 // Collector is the garbage collector.
@@ -89,13 +94,14 @@ type Collector struct {
 	api    *MetadataClient
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 
+	// mu guards monitors and byKind, which rediscovery changes.
+	mu       sync.RWMutex
 	monitors map[schema.GroupResource]*monitor
 	// byKind finds the monitor of an owner reference's kind without a
 	// request: event handlers use it.
 	byKind map[schema.GroupKind]*monitor
-	// own are the informers the collector runs, outside the shared
-	// factory.
-	own []cache.SharedIndexInformer
+	// cc is what New was given: rediscovery asks its informer factory.
+	cc *controllers.Context
 	// absent remembers the UIDs of owners seen deleted or confirmed
 	// missing: a UID is never reused, so their dependents need not ask the
 	// API again.
@@ -119,6 +125,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		monitors: map[schema.GroupResource]*monitor{},
 		byKind:   map[schema.GroupKind]*monitor{},
 		absent:   lru.New(absentCacheSize),
+		cc:       cc,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[ref](),
 			workqueue.TypedRateLimitingQueueConfig[ref]{Name: Name, Clock: cc.Clock},
@@ -127,7 +134,31 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	lists, err := discovery.ServerPreferredResources(disco)
+	found, err := c.discover()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range found {
+		if err := c.watch(f.gvr, f.gk, f.namespaced, true); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// rediscoverInterval is how often the collector looks for resources added
+// or removed since it started (custom resources come and go).
+const rediscoverInterval = 10 * time.Second
+
+type discovered struct {
+	gvr        schema.GroupVersionResource
+	gk         schema.GroupKind
+	namespaced bool
+}
+
+// discover lists the resources the collector can watch and delete.
+func (c *Collector) discover() ([]discovered, error) {
+	lists, err := discovery.ServerPreferredResources(c.cc.Client.Discovery())
 	if err != nil {
 		if len(lists) == 0 {
 			return nil, fmt.Errorf("garbage collector: discover resources: %w", err)
@@ -135,6 +166,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		c.log.Warn("garbage collector: some resources could not be discovered", "err", err)
 	}
 	lists = discovery.FilteredBy(discovery.SupportsAllVerbs{Verbs: []string{"delete", "list", "watch"}}, lists)
+	var out []discovered
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
@@ -145,24 +177,109 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 			if strings.Contains(r.Name, "/") || ignored[gvr.GroupResource()] {
 				continue
 			}
-			if err := c.watch(cc, gvr, gv.WithKind(r.Kind).GroupKind(), r.Namespaced); err != nil {
-				return nil, err
+			out = append(out, discovered{gvr: gvr, gk: gv.WithKind(r.Kind).GroupKind(), namespaced: r.Namespaced})
+		}
+	}
+	return out, nil
+}
+
+// rediscover watches the resources discovered since the last time, with
+// informers of their own that it starts, and stops watching those that
+// are gone.
+func (c *Collector) rediscover(ctx context.Context, wg *sync.WaitGroup) {
+	found, err := c.discover()
+	if err != nil {
+		c.log.Info("garbage collector: rediscovery failed", "err", err)
+		return
+	}
+	seen := map[schema.GroupResource]bool{}
+	for _, f := range found {
+		gr := f.gvr.GroupResource()
+		seen[gr] = true
+		if c.monitorFor(gr) != nil {
+			continue
+		}
+		if err := c.watch(f.gvr, f.gk, f.namespaced, false); err != nil {
+			c.log.Info("garbage collector: cannot watch", "resource", gr.String(), "err", err)
+			continue
+		}
+		c.startOwn(ctx, wg, c.monitorFor(gr))
+		c.log.Info("garbage collector watching", "resource", gr.String())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for gr, m := range c.monitors {
+		if seen[gr] || !m.own {
+			continue
+		}
+		if m.stop != nil {
+			m.stop()
+		}
+		delete(c.monitors, gr)
+		for gk, km := range c.byKind {
+			if km == m {
+				delete(c.byKind, gk)
 			}
 		}
 	}
-	return c, nil
+}
+
+// startOwn runs a monitor's own informer until ctx is done or the
+// monitor is dropped.
+func (c *Collector) startOwn(ctx context.Context, wg *sync.WaitGroup, m *monitor) {
+	if m == nil || !m.own {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	m.stop = cancel
+	c.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m.informer.RunWithContext(ctx)
+	}()
+}
+
+func (c *Collector) monitorFor(gr schema.GroupResource) *monitor {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.monitors[gr]
+}
+
+func (c *Collector) monitorOfKind(gk schema.GroupKind) *monitor {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.byKind[gk]
+}
+
+func (c *Collector) allMonitors() []*monitor {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]*monitor, 0, len(c.monitors))
+	for _, m := range c.monitors {
+		out = append(out, m)
+	}
+	return out
 }
 
 // watch adds a monitor for gvr: the shared informer of its type, or, for a
 // resource client-go has no type for (Gateway API's), an informer of its
 // objects' metadata that the collector runs itself.
-func (c *Collector) watch(cc *controllers.Context, gvr schema.GroupVersionResource, gk schema.GroupKind, namespaced bool) error {
+func (c *Collector) watch(gvr schema.GroupVersionResource, gk schema.GroupKind, namespaced, shared bool) error {
 	m := &monitor{resource: gvr, namespaced: namespaced}
-	if gi, err := cc.Informers.ForResource(gvr); err == nil {
+	var gi interface {
+		Informer() cache.SharedIndexInformer
+	}
+	var err error
+	if shared {
+		gi, err = c.cc.Informers.ForResource(gvr)
+	}
+	if shared && err == nil {
 		m.informer = gi.Informer()
 	} else {
 		m.informer = cache.NewSharedIndexInformer(c.api.ListWatch(gvr), &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
-		c.own = append(c.own, m.informer)
+		m.own = true
 	}
 	if err := m.informer.AddIndexers(cache.Indexers{ownerIndex: indexByOwnerUID}); err != nil {
 		return fmt.Errorf("garbage collector: index %s: %w", gvr.Resource, err)
@@ -174,8 +291,10 @@ func (c *Collector) watch(cc *controllers.Context, gvr schema.GroupVersionResour
 	}); err != nil {
 		return fmt.Errorf("garbage collector: watch %s: %w", gvr.Resource, err)
 	}
+	c.mu.Lock()
 	c.monitors[gvr.GroupResource()] = m
 	c.byKind[gk] = m
+	c.mu.Unlock()
 	return nil
 }
 
@@ -203,21 +322,33 @@ func (c *Collector) Run(ctx context.Context, workers int) {
 	defer c.queue.ShutDown()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	synced := make([]cache.InformerSynced, 0, len(c.own))
-	for _, inf := range c.own {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			inf.RunWithContext(ctx)
-		}()
-		synced = append(synced, inf.HasSynced)
+	var synced []cache.InformerSynced
+	for _, m := range c.allMonitors() {
+		if m.own {
+			c.startOwn(ctx, &wg, m)
+			synced = append(synced, m.informer.HasSynced)
+		}
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, ownSyncTimeout)
 	if !cache.WaitForCacheSync(syncCtx.Done(), synced...) && ctx.Err() == nil {
 		c.log.Warn("garbage collector: some resources not synced, collecting anyway", "timeout", ownSyncTimeout)
 	}
 	cancel()
-	c.log.Info("garbage collector watching", "resources", len(c.monitors))
+	c.log.Info("garbage collector watching", "resources", len(c.allMonitors()))
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(rediscoverInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				c.rediscover(ctx, &wg)
+			}
+		}
+	}()
 	controllers.Workers[ref]{
 		Queue:     c.queue,
 		Reconcile: c.process,
@@ -314,7 +445,7 @@ func (c *Collector) cachedOwner(namespace string, r metav1.OwnerReference) (*mon
 	if err != nil {
 		return nil, nil
 	}
-	m := c.byKind[schema.GroupKind{Group: gv.Group, Kind: r.Kind}]
+	m := c.monitorOfKind(schema.GroupKind{Group: gv.Group, Kind: r.Kind})
 	if m == nil {
 		return nil, nil
 	}
@@ -342,7 +473,7 @@ type dependent struct {
 // dependents returns the cached objects that name uid as an owner.
 func (c *Collector) dependents(uid types.UID) []dependent {
 	var out []dependent
-	for _, m := range c.monitors {
+	for _, m := range c.allMonitors() {
 		objs, err := m.informer.GetIndexer().ByIndex(ownerIndex, string(uid))
 		if err != nil {
 			continue
@@ -386,7 +517,7 @@ func blocks(o metav1.Object, owner types.UID) bool {
 // version, and on a conflict it decides again on the object read from the
 // API.
 func (c *Collector) process(ctx context.Context, r ref) error {
-	if m := c.monitors[r.resource.GroupResource()]; m != nil {
+	if m := c.monitorFor(r.resource.GroupResource()); m != nil {
 		if cached, ok := c.cached(m, r); ok {
 			if cached.GetDeletionTimestamp() == nil && !c.needsCheck(cached) {
 				// Its owners are all there: nothing to do.

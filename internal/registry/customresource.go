@@ -1,0 +1,374 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/util/jsonpath"
+
+	"minik/internal/printers"
+)
+
+// CustomResource is what serving one version of a custom resource needs
+// beyond its descriptor: the structural schema that prunes and defaults
+// its objects, and the scale subresource's paths.
+type CustomResource struct {
+	// Resource is the descriptor, served like any built-in one.
+	Resource *Resource
+	// CRD is the definition the descriptor was built from.
+	CRD *apiextensionsv1.CustomResourceDefinition
+	// Structural is the version's structural schema; nil when it has none.
+	Structural *structuralschema.Structural
+	// Scale is the version's scale subresource; nil when it has none.
+	Scale *apiextensionsv1.CustomResourceSubresourceScale
+	// Columns are the version's printer columns.
+	Columns []apiextensionsv1.CustomResourceColumnDefinition
+	// Storage is the version objects are stored at.
+	Storage string
+}
+
+// CustomResources returns the served versions of a CustomResourceDefinition
+// as descriptors, named after its accepted names (its spec names until
+// they are accepted), in the CRD's version order.
+func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) ([]*CustomResource, error) {
+	names := crd.Status.AcceptedNames
+	if names.Kind == "" {
+		names = crd.Spec.Names
+	}
+	storage, err := apihelpers.GetCRDStorageVersion(crd)
+	if err != nil {
+		return nil, err
+	}
+	var out []*CustomResource
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		cr := &CustomResource{CRD: crd, Storage: storage}
+		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
+		res := &Resource{
+			GroupVersion: gv, Name: crd.Spec.Names.Plural, SingularName: names.Singular, Kind: names.Kind,
+			Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+			ShortNames: names.ShortNames, Categories: names.Categories,
+		}
+		if v.Subresources != nil {
+			res.HasStatus = v.Subresources.Status != nil
+			if v.Subresources.Scale != nil {
+				res.HasScale = true
+				cr.Scale = v.Subresources.Scale
+			}
+		}
+		var internal *apiextensions.JSONSchemaProps
+		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			internal = &apiextensions.JSONSchemaProps{}
+			if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.Schema.OpenAPIV3Schema, internal, nil); err != nil {
+				return nil, fmt.Errorf("%s: schema of %s: %w", crd.Name, v.Name, err)
+			}
+			if cr.Structural, err = structuralschema.NewStructural(internal); err != nil {
+				return nil, fmt.Errorf("%s: structural schema of %s: %w", crd.Name, v.Name, err)
+			}
+		}
+		cr.Columns = v.AdditionalPrinterColumns
+		if len(cr.Columns) == 0 {
+			cr.Columns = []apiextensionsv1.CustomResourceColumnDefinition{
+				{Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"], JSONPath: ".metadata.creationTimestamp"},
+			}
+		}
+		res.Strategy, err = customResourceStrategy(gv.WithKind(names.Kind), res.Namespaced, res.HasStatus, cr, internal)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", crd.Name, err)
+		}
+		cr.Resource = res
+		out = append(out, cr)
+	}
+	return out, nil
+}
+
+// Prune drops the fields of obj its schema does not declare (unless it
+// preserves unknown fields there) and the malformed metadata fields, as
+// kube does on decoding a custom resource. It returns the paths dropped
+// ("spec.foo"), which fieldValidation reports.
+func (cr *CustomResource) Prune(obj map[string]interface{}) []string {
+	if cr.Structural == nil {
+		return nil
+	}
+	pruned := pruning.PruneWithOptions(obj, cr.Structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	_, unknown := schemaobjectmeta.CoerceWithOptions(nil, obj, cr.Structural, true, schemaobjectmeta.CoerceOptions{DropInvalidFields: true, ReturnUnknownFieldPaths: true})
+	return append(pruned, unknown...)
+}
+
+// customResourceStrategy is kube's custom resource strategy: objects are
+// pruned and defaulted from the schema; validation checks apiVersion and
+// kind, the metadata (names are DNS subdomains), the schema and the scale
+// paths; the table shows the printer columns.
+func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus bool, cr *CustomResource, internal *apiextensions.JSONSchemaProps) (Strategy, error) {
+	var validator apiservervalidation.SchemaValidator
+	if internal != nil {
+		v, _, err := apiservervalidation.NewSchemaValidator(internal)
+		if err != nil {
+			return Strategy{}, fmt.Errorf("schema validator of %s: %w", gvk.Version, err)
+		}
+		validator = v
+	}
+	table, err := customResourceTable(cr.Columns)
+	if err != nil {
+		return Strategy{}, err
+	}
+	typeMeta := func(u *unstructured.Unstructured) field.ErrorList {
+		var errs field.ErrorList
+		if u.GetKind() != gvk.Kind {
+			errs = append(errs, field.Invalid(field.NewPath("kind"), u.GetKind(), fmt.Sprintf("must be %v", gvk.Kind)))
+		}
+		if u.GetAPIVersion() != gvk.GroupVersion().String() {
+			errs = append(errs, field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), fmt.Sprintf("must be %v", gvk.GroupVersion().String())))
+		}
+		return errs
+	}
+	s := Strategy{
+		Default: func(obj runtime.Object) {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return
+			}
+			if u.GetKind() == "" {
+				u.SetGroupVersionKind(gvk)
+			}
+			if cr.Structural != nil {
+				cr.Prune(u.Object)
+				structuraldefaulting.Default(u.Object, cr.Structural)
+			}
+		},
+		Validate: func(ctx context.Context, obj runtime.Object) field.ErrorList {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return wrongType[*unstructured.Unstructured](obj)
+			}
+			if errs := typeMeta(u); len(errs) > 0 {
+				return errs
+			}
+			errs := apivalidation.ValidateObjectMetaAccessor(u, namespaced, apivalidation.NameIsDNSSubdomain, metadataPath)
+			if validator != nil {
+				errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.UnstructuredContent(), validator)...)
+			}
+			if cr.Structural != nil {
+				errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, cr.Structural, false)...)
+			}
+			return append(errs, validateScale(u, cr.Scale)...)
+		},
+		ValidateUpdate: func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok {
+				return wrongType[*unstructured.Unstructured](obj)
+			}
+			o, ok := old.(*unstructured.Unstructured)
+			if !ok {
+				return wrongType[*unstructured.Unstructured](old)
+			}
+			if errs := typeMeta(u); len(errs) > 0 {
+				return errs
+			}
+			errs := apivalidation.ValidateObjectMetaAccessor(u, namespaced, apivalidation.NameIsDNSSubdomain, metadataPath)
+			errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(u, o, metadataPath)...)
+			if validator != nil {
+				errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, u.UnstructuredContent(), o.UnstructuredContent(), validator)...)
+			}
+			if cr.Structural != nil {
+				errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, cr.Structural, false)...)
+			}
+			return append(errs, validateScale(u, cr.Scale)...)
+		},
+		Table: table,
+	}
+	if !namespaced {
+		s.PrepareForCreate = clearingNamespace(nil)
+		s.PrepareForUpdate = clearingNamespaceOnUpdate(nil)
+	}
+	return s, nil
+}
+
+// validateScale checks the replicas the scale subresource reads, as
+// kube's custom resource validator does.
+func validateScale(u *unstructured.Unstructured, scale *apiextensionsv1.CustomResourceSubresourceScale) field.ErrorList {
+	if scale == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	check := func(p string) {
+		if p == "" {
+			return
+		}
+		fld := jsonPathToFieldPath(p)
+		v, found, err := unstructured.NestedFieldNoCopy(u.Object, fieldPathSegments(p)...)
+		if err != nil || !found {
+			return
+		}
+		n, ok := v.(int64)
+		switch {
+		case !ok:
+			// The schema's type check reports it.
+		case n < 0:
+			errs = append(errs, field.Invalid(fld, n, "should be a non-negative integer"))
+		case n > 2147483647:
+			errs = append(errs, field.Invalid(fld, n, "should be less than or equal to 2147483647"))
+		}
+	}
+	check(scale.SpecReplicasPath)
+	if _, ok := u.Object["status"]; ok {
+		check(scale.StatusReplicasPath)
+	}
+	return errs
+}
+
+// fieldPathSegments splits a simple JSONPath (".spec.replicas") into its
+// fields.
+func fieldPathSegments(p string) []string {
+	var out []string
+	for _, s := range bytes.Split([]byte(p), []byte(".")) {
+		if len(s) > 0 {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
+
+// FieldPathSegments is fieldPathSegments for the API server.
+func FieldPathSegments(p string) []string { return fieldPathSegments(p) }
+
+func jsonPathToFieldPath(p string) *field.Path {
+	segs := fieldPathSegments(p)
+	if len(segs) == 0 {
+		return field.NewPath("")
+	}
+	return field.NewPath(segs[0], segs[1:]...)
+}
+
+// customResourceTable is kube's custom resource table convertor: Name,
+// then each printer column read with its JSONPath and typed as declared.
+func customResourceTable(cols []apiextensionsv1.CustomResourceColumnDefinition) (*printers.TableConvertor, error) {
+	t := &printers.TableConvertor{Columns: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+	}}
+	var paths []*jsonpath.JSONPath
+	for _, col := range cols {
+		p := jsonpath.New(col.Name)
+		if err := p.Parse(fmt.Sprintf("{%s}", col.JSONPath)); err != nil {
+			return nil, fmt.Errorf("unrecognized column definition %q", col.JSONPath)
+		}
+		p.AllowMissingKeys(true)
+		desc := fmt.Sprintf("Custom resource definition column (in JSONPath format): %s", col.JSONPath)
+		if col.Description != "" {
+			desc = col.Description
+		}
+		paths = append(paths, p)
+		t.Columns = append(t.Columns, metav1.TableColumnDefinition{Name: col.Name, Type: col.Type, Format: col.Format, Description: desc, Priority: col.Priority})
+	}
+	types := make([]string, len(cols))
+	for i, c := range cols {
+		types[i] = c.Type
+	}
+	t.Row = func(obj runtime.Object) ([]interface{}, error) {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		u, ok := obj.(runtime.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("unexpected object type %T", obj)
+		}
+		cells := make([]interface{}, 1, 1+len(paths))
+		cells[0] = m.GetName()
+		var buf bytes.Buffer
+		for i, p := range paths {
+			results, err := p.FindResults(u.UnstructuredContent())
+			if err != nil || len(results) == 0 || len(results[0]) == 0 {
+				cells = append(cells, nil)
+				continue
+			}
+			value := results[0][0].Interface()
+			if types[i] == "string" {
+				if err := p.PrintResults(&buf, []reflect.Value{reflect.ValueOf(value)}); err == nil {
+					cells = append(cells, buf.String())
+					buf.Reset()
+				} else {
+					cells = append(cells, nil)
+				}
+				continue
+			}
+			cells = append(cells, cellForJSONValue(types[i], value))
+		}
+		return cells, nil
+	}
+	return t, nil
+}
+
+// cellForJSONValue types a printer column's value, as kube's table
+// convertor does; dates become ages.
+func cellForJSONValue(typ string, value interface{}) interface{} {
+	if value == nil {
+		return nil
+	}
+	switch typ {
+	case "integer":
+		switch v := value.(type) {
+		case int64:
+			return v
+		case float64:
+			return int64(v)
+		case json.Number:
+			if i, err := v.Int64(); err == nil {
+				return i
+			}
+		}
+	case "number":
+		switch v := value.(type) {
+		case int64:
+			return float64(v)
+		case float64:
+			return v
+		case json.Number:
+			if f, err := v.Float64(); err == nil {
+				return f
+			}
+		}
+	case "boolean":
+		if b, ok := value.(bool); ok {
+			return b
+		}
+	case "string":
+		if s, ok := value.(string); ok {
+			return s
+		}
+	case "date":
+		if s, ok := value.(string); ok {
+			var ts metav1.Time
+			if err := ts.UnmarshalQueryParameter(s); err != nil {
+				return "<invalid>"
+			}
+			if ts.IsZero() {
+				return "<unknown>"
+			}
+			return duration.HumanDuration(time.Since(ts.Time))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/printers"
+)
+
+// apiextensionsV1 is the group version CustomResourceDefinitions are
+// served at.
+var apiextensionsV1 = apiextensionsv1.SchemeGroupVersion
+
+// CRDGroupResource is customresourcedefinitions.apiextensions.k8s.io.
+var CRDGroupResource = apiextensionsV1.WithResource("customresourcedefinitions").GroupResource()
+
+// CustomResourceCleanupFinalizer holds a deleted CustomResourceDefinition
+// until its custom resources are gone, as kube's apiextensions-apiserver
+// does.
+const CustomResourceCleanupFinalizer = apiextensionsv1.CustomResourceCleanupFinalizer
+
+// internalScheme converts CustomResourceDefinitions to apiextensions'
+// internal version, which kube's validation is written against.
+var internalScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	install.Install(s)
+	return s
+}()
+
+// ToInternalCRD converts a v1 CustomResourceDefinition to the internal
+// version.
+func ToInternalCRD(crd *apiextensionsv1.CustomResourceDefinition) (*apiextensions.CustomResourceDefinition, error) {
+	out := &apiextensions.CustomResourceDefinition{}
+	if err := internalScheme.Convert(crd, out, nil); err != nil {
+		return nil, fmt.Errorf("convert CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	return out, nil
+}
+
+func init() {
+	strategies[schema.GroupKind{Group: apiextensionsV1.Group, Kind: "CustomResourceDefinition"}] = crdStrategy
+}
+
+// crdStrategy is kube's customresourcedefinition strategy: the status is
+// the server's (reset on create, kept on update) but for the storage
+// version recorded in status.storedVersions; generation bumps on spec
+// changes; validation is apiextensions-apiserver's own (names, scope,
+// versions, structural schemas), run on the internal version. The table
+// is the generic NAME, CREATED AT.
+func crdStrategy() Strategy {
+	return Strategy{
+		Default:          defaulter(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
+		PrepareForCreate: creator(func(crd *apiextensionsv1.CustomResourceDefinition) { addStoredVersion(crd) }),
+		PrepareForUpdate: updater(func(crd, _ *apiextensionsv1.CustomResourceDefinition) { addStoredVersion(crd) }),
+		Validate: validator(func(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+			in, err := ToInternalCRD(crd)
+			if err != nil {
+				return field.ErrorList{field.InternalError(nil, err)}
+			}
+			return validation.ValidateCustomResourceDefinition(context.Background(), in)
+		}),
+		ValidateUpdate: updateValidator(func(crd, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
+			in, err := ToInternalCRD(crd)
+			if err != nil {
+				return field.ErrorList{field.InternalError(nil, err)}
+			}
+			oldIn, err := ToInternalCRD(old)
+			if err != nil {
+				return field.ErrorList{field.InternalError(nil, err)}
+			}
+			return validation.ValidateCustomResourceDefinitionUpdate(context.Background(), in, oldIn)
+		}),
+		Table: nameCreatedAtTable(),
+	}
+}
+
+// addStoredVersion records the storage version in status.storedVersions.
+func addStoredVersion(crd *apiextensionsv1.CustomResourceDefinition) {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			if !apihelpers.IsStoredVersion(crd, v.Name) {
+				crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
+			}
+			return
+		}
+	}
+}
+
+// nameCreatedAtTable is kube's generic table (NAME, CREATED AT), served
+// for the kinds without printers of their own in kube-apiserver.
+func nameCreatedAtTable() *printers.TableConvertor {
+	return &printers.TableConvertor{
+		Columns: []metav1.TableColumnDefinition{
+			{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+			{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
+		},
+		Row: func(obj runtime.Object) ([]interface{}, error) {
+			crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+			if !ok {
+				return nil, fmt.Errorf("unexpected object type %T", obj)
+			}
+			return []interface{}{crd.Name, crd.CreationTimestamp.UTC().Format(time.RFC3339)}, nil
+		},
+	}
+}
