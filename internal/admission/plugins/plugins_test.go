@@ -293,14 +293,32 @@ func TestResourceQuotaUnderConcurrency(t *testing.T) {
 	cs := srv.Client(t)
 	const ns = "race"
 	createNamespace(ctx, t, cs, ns)
-	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: rl("configmaps", "5")}}
+	// The quota starts at 0, so that a dry-run create shows when the API
+	// server's quota admission sees it (its informer may trail the quota
+	// controller's); then it opens to 5, seen the same way.
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: rl("configmaps", "0")}}
 	if _, err := cs.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ctrltest.Wait(t, "the quota controller to publish status", func() bool {
-		q, _ := cs.CoreV1().ResourceQuotas(ns).Get(ctx, "q", metav1.GetOptions{})
-		_, ok := q.Status.Used["configmaps"]
-		return ok
+	dryRun := func() error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	ctrltest.Wait(t, "quota admission to see the closed quota", func() bool {
+		return apierrors.IsForbidden(dryRun())
+	})
+	ctrltest.Wait(t, "the quota to open to 5", func() bool {
+		cur, err := cs.CoreV1().ResourceQuotas(ns).Get(ctx, "q", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		cur.Spec.Hard = rl("configmaps", "5")
+		_, err = cs.CoreV1().ResourceQuotas(ns).Update(ctx, cur, metav1.UpdateOptions{})
+		return err == nil
+	})
+	ctrltest.Wait(t, "quota admission to see the open quota", func() bool {
+		return dryRun() == nil
 	})
 	var ok, refused atomic.Int32
 	var wg sync.WaitGroup
