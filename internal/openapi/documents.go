@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -20,6 +21,11 @@ var (
 // its operations reach.
 func buildV3(sec section, facts *typeFacts) (*spec3.OpenAPI, error) {
 	w := newWalker(openAPI3, facts)
+	for _, cr := range sec.custom {
+		if err := w.defineCustomResource(cr); err != nil {
+			return nil, err
+		}
+	}
 	paths := map[string]*spec3.Path{}
 	for _, r := range sec.routes {
 		p := &spec3.Path{}
@@ -44,7 +50,7 @@ func buildV3(sec section, facts *typeFacts) (*spec3.OpenAPI, error) {
 		}
 		paths[r.path] = p
 	}
-	return &spec3.OpenAPI{
+	doc := &spec3.OpenAPI{
 		Version: "3.0.0",
 		Info:    info,
 		Paths:   &spec3.Paths{Paths: paths},
@@ -54,7 +60,11 @@ func buildV3(sec section, facts *typeFacts) (*spec3.OpenAPI, error) {
 				SecuritySchemeProps: spec3.SecuritySchemeProps{Type: "apiKey", Name: "authorization", In: "header", Description: bearerDoc},
 			}},
 		},
-	}, nil
+	}
+	if len(sec.custom) > 0 {
+		doc.Info, doc.Components.SecuritySchemes = crdInfo, nil
+	}
+	return doc, nil
 }
 
 func v3Operation(w *walker, o operation) (*spec3.Operation, error) {
@@ -66,8 +76,8 @@ func v3Operation(w *walker, o operation) (*spec3.Operation, error) {
 		Responses:   &spec3.Responses{ResponsesProps: spec3.ResponsesProps{StatusCodeResponses: map[int]*spec3.Response{}}},
 	}}
 	op.Extensions = operationExtensions(o)
-	if o.body != nil {
-		content, err := v3Content(w, o.consumes, o.body)
+	if o.body != nil || o.bodyModel != "" {
+		content, err := v3Content(w, o.consumes, o.body, o.bodyModel)
 		if err != nil {
 			return nil, err
 		}
@@ -75,8 +85,8 @@ func v3Operation(w *walker, o operation) (*spec3.Operation, error) {
 	}
 	for _, r := range o.responses {
 		resp := &spec3.Response{ResponseProps: spec3.ResponseProps{Description: r.doc}}
-		if r.typ != nil {
-			content, err := v3Content(w, o.produces, r.typ)
+		if r.typ != nil || r.model != "" {
+			content, err := v3Content(w, o.produces, r.typ, r.model)
 			if err != nil {
 				return nil, err
 			}
@@ -87,8 +97,8 @@ func v3Operation(w *walker, o operation) (*spec3.Operation, error) {
 	return op, nil
 }
 
-func v3Content(w *walker, mediaTypes []string, body reflect.Type) (map[string]*spec3.MediaType, error) {
-	s, err := w.schemaFor(body)
+func v3Content(w *walker, mediaTypes []string, body reflect.Type, model string) (map[string]*spec3.MediaType, error) {
+	s, err := w.bodySchema(body, model)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +126,11 @@ func buildV2(secs []section, facts *typeFacts) (*spec.Swagger, error) {
 	w := newWalker(swagger2, facts)
 	paths := map[string]spec.PathItem{}
 	for _, sec := range secs {
+		for _, cr := range sec.custom {
+			if err := w.defineCustomResource(cr); err != nil {
+				return nil, err
+			}
+		}
 		for _, r := range sec.routes {
 			var p spec.PathItem
 			p.Parameters = v2Params(r.params)
@@ -156,6 +171,35 @@ func buildV2(secs []section, facts *typeFacts) (*spec.Swagger, error) {
 	}}, nil
 }
 
+// mergeV2 returns static with the paths and models of secs added, as kube
+// merges the documents of custom resources into its static one: what
+// static has already is kept. static is not modified; the result shares
+// its paths and models.
+func mergeV2(static *spec.Swagger, secs []section, facts *typeFacts) (*spec.Swagger, error) {
+	if len(secs) == 0 {
+		return static, nil
+	}
+	custom, err := buildV2(secs, facts)
+	if err != nil {
+		return nil, err
+	}
+	out := *static
+	paths := *static.Paths
+	paths.Paths = maps.Clone(static.Paths.Paths)
+	out.Paths, out.Definitions = &paths, maps.Clone(static.Definitions)
+	for p, item := range custom.Paths.Paths {
+		if _, ok := out.Paths.Paths[p]; !ok {
+			out.Paths.Paths[p] = item
+		}
+	}
+	for name, model := range custom.Definitions {
+		if _, ok := out.Definitions[name]; !ok {
+			out.Definitions[name] = model
+		}
+	}
+	return &out, nil
+}
+
 func v2Operation(w *walker, o operation) (*spec.Operation, error) {
 	op := &spec.Operation{OperationProps: spec.OperationProps{
 		Description: o.doc,
@@ -167,8 +211,8 @@ func v2Operation(w *walker, o operation) (*spec.Operation, error) {
 		Responses:   &spec.Responses{ResponsesProps: spec.ResponsesProps{StatusCodeResponses: map[int]spec.Response{}}},
 	}}
 	op.Extensions = operationExtensions(o)
-	if o.body != nil {
-		s, err := w.schemaFor(o.body)
+	if o.body != nil || o.bodyModel != "" {
+		s, err := w.bodySchema(o.body, o.bodyModel)
 		if err != nil {
 			return nil, err
 		}
@@ -177,8 +221,8 @@ func v2Operation(w *walker, o operation) (*spec.Operation, error) {
 	op.Parameters = append(op.Parameters, v2Params(o.params)...)
 	for _, r := range o.responses {
 		resp := spec.Response{ResponseProps: spec.ResponseProps{Description: r.doc}}
-		if r.typ != nil {
-			s, err := w.schemaFor(r.typ)
+		if r.typ != nil || r.model != "" {
+			s, err := w.bodySchema(r.typ, r.model)
 			if err != nil {
 				return nil, err
 			}

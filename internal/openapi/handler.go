@@ -6,6 +6,9 @@
 //
 // The documents are generated from the k8s.io/api Go types by reflection and
 // from the resource descriptors of internal/registry; nothing is hand-written.
+// Custom resources are described from their CustomResourceDefinitions'
+// schemas, as the API server is told them (SetCustomResources): one v3
+// document per group version, and their paths and models in v2.
 // kubectl depends on them: apply builds strategic merge patches from the
 // x-kubernetes-patch-* extensions, --validate=strict checks that the PATCH
 // operation of a kind takes the fieldValidation parameter, and explain reads
@@ -17,12 +20,14 @@ import (
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
@@ -30,6 +35,7 @@ import (
 	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"minik/internal/registry"
 )
@@ -53,24 +59,45 @@ const (
 	mediaV3ProtoAt = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
 )
 
-// Handler serves the OpenAPI documents of a set of resources. It builds
-// them on first request, once (the v3 documents together, the v2 document
-// apart), and then serves the cached bytes; it is safe for concurrent use.
-// Building only fails on a Go type it cannot describe, a programming error:
-// such a failure is kept and answered with 500 on every request.
+// Handler serves the OpenAPI documents of a set of resources and of the
+// custom resources it is told (SetCustomResources). It builds the documents
+// of the built-in resources on first request, once (the v3 documents
+// together, the v2 document apart); those of the custom resources, the v3
+// index and the v2 document are rebuilt on the first request after the
+// custom resources change. Between builds it serves the cached bytes; it is
+// safe for concurrent use. Building only fails on a Go type it cannot
+// describe, a programming error: such a failure is kept and answered with
+// 500 on every request.
 type Handler struct {
 	resources []*registry.Resource
 	types     *runtime.Scheme
 	facts     func() (*typeFacts, error)
+	// builtinGVs are the v3 document keys of the built-in group versions
+	// ("api/v1", "apis/apps/v1"): a custom resource there is not described.
+	builtinGVs map[string]bool
 
-	v3Once  sync.Once
-	v3Index *document
-	v3Docs  map[string]*document // by index key: "api/v1", "apis/apps/v1"
-	v3Err   error
+	builtinV3 func() (*v3Documents, error)
+	builtinV2 func() (*spec.Swagger, error)
 
-	v2Once sync.Once
-	v2Doc  *document
-	v2Err  error
+	// mu orders SetCustomResources; requests read current without it.
+	mu      sync.Mutex
+	current atomic.Pointer[documents]
+}
+
+// documents are the documents served for one set of custom resources,
+// each built on first request.
+type documents struct {
+	// fingerprint identifies what of the custom resources the documents show.
+	fingerprint string
+	v3          func() (*v3Documents, error)
+	v2          func() (*document, error)
+}
+
+// v3Documents are v3 documents by index key ("api/v1", "apis/apps/v1") and
+// their index.
+type v3Documents struct {
+	index *document
+	docs  map[string]*document
 }
 
 // NewHandler returns a Handler describing resources, whose Go types are
@@ -81,18 +108,66 @@ func NewHandler(resources []*registry.Resource, types *runtime.Scheme) (*Handler
 	if len(resources) == 0 {
 		return nil, fmt.Errorf("openapi: no resources to describe")
 	}
+	builtinGVs := map[string]bool{}
 	for _, r := range resources {
 		for _, kind := range []string{r.Kind, r.Kind + "List"} {
 			if !types.Recognizes(r.GroupVersion.WithKind(kind)) {
 				return nil, fmt.Errorf("openapi: resource %s: kind %s is not in the API scheme", r.GroupResource(), r.GroupVersion.WithKind(kind))
 			}
 		}
+		prefix, _, _ := gvNames(r.GroupVersion)
+		builtinGVs[strings.TrimPrefix(prefix, "/")] = true
 	}
-	return &Handler{
-		resources: append([]*registry.Resource(nil), resources...),
-		types:     types,
-		facts:     sync.OnceValues(func() (*typeFacts, error) { return newTypeFacts(types) }),
-	}, nil
+	h := &Handler{
+		resources:  append([]*registry.Resource(nil), resources...),
+		types:      types,
+		facts:      sync.OnceValues(func() (*typeFacts, error) { return newTypeFacts(types) }),
+		builtinGVs: builtinGVs,
+	}
+	h.builtinV3 = sync.OnceValues(h.buildBuiltinV3)
+	h.builtinV2 = sync.OnceValues(h.buildBuiltinV2)
+	h.current.Store(h.newDocuments(nil, ""))
+	return h, nil
+}
+
+// SetCustomResources makes the handler describe crs, the served versions of
+// the Established custom resources (api.CustomResourceObserver), beside the
+// built-in resources. It does not block on building: the documents are
+// rebuilt on the next request, and only if what they show has changed (not
+// on a change of a definition's status alone).
+func (h *Handler) SetCustomResources(crs []*registry.CustomResource) {
+	fp := fingerprint(crs)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.current.Load().fingerprint == fp {
+		return
+	}
+	h.current.Store(h.newDocuments(append([]*registry.CustomResource(nil), crs...), fp))
+}
+
+// fingerprint identifies what the documents show of crs: each definition
+// by UID and generation (its spec), with the names it is served under.
+func fingerprint(crs []*registry.CustomResource) string {
+	var b strings.Builder
+	for _, cr := range crs {
+		n := namesOf(cr)
+		fmt.Fprintf(&b, "%s/%d/%s/%s/%s/%s;", cr.CRD.UID, cr.CRD.Generation, n.gv, n.plural, n.kind, n.listKind)
+	}
+	return b.String()
+}
+
+func (h *Handler) newDocuments(crs []*registry.CustomResource, fp string) *documents {
+	var secs []section
+	for _, sec := range customSections(crs) {
+		if !h.builtinGVs[sec.name] {
+			secs = append(secs, sec)
+		}
+	}
+	return &documents{
+		fingerprint: fp,
+		v3:          sync.OnceValues(func() (*v3Documents, error) { return h.buildV3(secs) }),
+		v2:          sync.OnceValues(func() (*document, error) { return h.buildV2(secs) }),
+	}
 }
 
 // ServeHTTP answers GET and HEAD for V2Path, V3Path and the documents
@@ -119,13 +194,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveV2(w http.ResponseWriter, r *http.Request) {
-	h.v2Once.Do(func() { h.v2Doc, h.v2Err = h.buildV2() })
-	if h.v2Err != nil {
-		http.Error(w, h.v2Err.Error(), http.StatusInternalServerError)
+	doc, err := h.current.Load().v2()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Add("Vary", "Accept")
-	h.v2Doc.serve(w, r, []format{
+	doc.serve(w, r, []format{
 		{mediaJSON, mediaJSON, false},
 		{mediaV2ProtoAt, mediaV2Proto, true},
 		{mediaV2Proto, mediaV2Proto, true},
@@ -133,19 +208,21 @@ func (h *Handler) serveV2(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveV3Index(w http.ResponseWriter, r *http.Request) {
-	if !h.buildV3Once(w) {
+	v3, ok := h.v3(w)
+	if !ok {
 		return
 	}
-	w.Header().Set("Etag", strconv.Quote(h.v3Index.etag))
+	w.Header().Set("Etag", strconv.Quote(v3.index.etag))
 	w.Header().Set("Content-Type", mediaJSON)
-	http.ServeContent(w, r, V3Path, h.v3Index.modified, bytes.NewReader(h.v3Index.json))
+	http.ServeContent(w, r, V3Path, v3.index.modified, bytes.NewReader(v3.index.json))
 }
 
 func (h *Handler) serveV3(w http.ResponseWriter, r *http.Request, key string) {
-	if !h.buildV3Once(w) {
+	v3, ok := h.v3(w)
+	if !ok {
 		return
 	}
-	doc, ok := h.v3Docs[key]
+	doc, ok := v3.docs[key]
 	if !ok {
 		http.NotFound(w, r)
 		return
@@ -167,15 +244,15 @@ func (h *Handler) serveV3(w http.ResponseWriter, r *http.Request, key string) {
 	})
 }
 
-// buildV3Once builds the v3 documents and their index on first use; on
+// v3 returns the current v3 documents, building them on first use; on
 // failure it answers 500 and returns false.
-func (h *Handler) buildV3Once(w http.ResponseWriter) bool {
-	h.v3Once.Do(func() { h.v3Err = h.buildV3() })
-	if h.v3Err != nil {
-		http.Error(w, h.v3Err.Error(), http.StatusInternalServerError)
-		return false
+func (h *Handler) v3(w http.ResponseWriter) (*v3Documents, bool) {
+	v3, err := h.current.Load().v3()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return nil, false
 	}
-	return true
+	return v3, true
 }
 
 // index is the v3 discovery document (k8s.io/kube-openapi/pkg/handler3's
@@ -189,34 +266,62 @@ type indexEntry struct {
 	ServerRelativeURL string `json:"serverRelativeURL"`
 }
 
-func (h *Handler) buildV3() error {
+// buildBuiltinV3 builds the v3 documents of the built-in resources.
+func (h *Handler) buildBuiltinV3() (*v3Documents, error) {
 	facts, err := h.facts()
 	if err != nil {
-		return fmt.Errorf("openapi v3: %w", err)
+		return nil, fmt.Errorf("openapi v3: %w", err)
 	}
 	secs, err := sections(h.resources, h.types)
 	if err != nil {
-		return fmt.Errorf("openapi v3: %w", err)
+		return nil, fmt.Errorf("openapi v3: %w", err)
 	}
-	h.v3Docs = map[string]*document{}
-	idx := index{Paths: map[string]indexEntry{}}
-	for _, sec := range secs {
-		spec, err := buildV3(sec, facts)
-		if err != nil {
-			return fmt.Errorf("openapi v3 %s: %w", sec.name, err)
-		}
-		doc, err := newDocument(spec, func(b []byte) (proto.Message, error) { return openapiv3.ParseDocument(b) })
-		if err != nil {
-			return fmt.Errorf("openapi v3 %s: %w", sec.name, err)
-		}
-		h.v3Docs[sec.name] = doc
-		idx.Paths[sec.name] = indexEntry{ServerRelativeURL: serverRelativeURL(sec.name, doc.etag)}
-	}
-	h.v3Index, err = newDocument(idx, nil)
-	return err
+	return buildV3Documents(secs, facts, map[string]*document{})
 }
 
-func (h *Handler) buildV2() (*document, error) {
+// buildV3 adds the documents of the custom resource sections secs to the
+// built-in ones, and indexes them all.
+func (h *Handler) buildV3(secs []section) (*v3Documents, error) {
+	builtin, err := h.builtinV3()
+	if err != nil {
+		return nil, err
+	}
+	if len(secs) == 0 {
+		return builtin, nil
+	}
+	facts, err := h.facts()
+	if err != nil {
+		return nil, fmt.Errorf("openapi v3: %w", err)
+	}
+	return buildV3Documents(secs, facts, maps.Clone(builtin.docs))
+}
+
+// buildV3Documents adds the documents of secs to docs and indexes docs.
+func buildV3Documents(secs []section, facts *typeFacts, docs map[string]*document) (*v3Documents, error) {
+	for _, sec := range secs {
+		oa, err := buildV3(sec, facts)
+		if err != nil {
+			return nil, fmt.Errorf("openapi v3 %s: %w", sec.name, err)
+		}
+		doc, err := newDocument(oa, func(b []byte) (proto.Message, error) { return openapiv3.ParseDocument(b) })
+		if err != nil {
+			return nil, fmt.Errorf("openapi v3 %s: %w", sec.name, err)
+		}
+		docs[sec.name] = doc
+	}
+	idx := index{Paths: map[string]indexEntry{}}
+	for name, doc := range docs {
+		idx.Paths[name] = indexEntry{ServerRelativeURL: serverRelativeURL(name, doc.etag)}
+	}
+	idxDoc, err := newDocument(idx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("openapi v3 index: %w", err)
+	}
+	return &v3Documents{index: idxDoc, docs: docs}, nil
+}
+
+// buildBuiltinV2 builds the v2 document of the built-in resources.
+func (h *Handler) buildBuiltinV2() (*spec.Swagger, error) {
 	facts, err := h.facts()
 	if err != nil {
 		return nil, fmt.Errorf("openapi v2: %w", err)
@@ -225,11 +330,29 @@ func (h *Handler) buildV2() (*document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi v2: %w", err)
 	}
-	spec, err := buildV2(secs, facts)
+	sw, err := buildV2(secs, facts)
 	if err != nil {
 		return nil, fmt.Errorf("openapi v2: %w", err)
 	}
-	doc, err := newDocument(spec, func(b []byte) (proto.Message, error) { return openapiv2.ParseDocument(b) })
+	return sw, nil
+}
+
+// buildV2 renders the v2 document of the built-in resources and of the
+// custom resource sections secs.
+func (h *Handler) buildV2(secs []section) (*document, error) {
+	builtin, err := h.builtinV2()
+	if err != nil {
+		return nil, err
+	}
+	facts, err := h.facts()
+	if err != nil {
+		return nil, fmt.Errorf("openapi v2: %w", err)
+	}
+	sw, err := mergeV2(builtin, secs, facts)
+	if err != nil {
+		return nil, fmt.Errorf("openapi v2: %w", err)
+	}
+	doc, err := newDocument(sw, func(b []byte) (proto.Message, error) { return openapiv2.ParseDocument(b) })
 	if err != nil {
 		return nil, fmt.Errorf("openapi v2: %w", err)
 	}

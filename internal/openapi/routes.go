@@ -31,6 +31,7 @@ type operation struct {
 	gvk          *schema.GroupVersionKind // x-kubernetes-group-version-kind
 	params       []param
 	body         reflect.Type // request body; nil when there is none
+	bodyModel    string       // or the model of the request body, defined apart
 	bodyRequired bool
 	consumes     []string
 	produces     []string
@@ -46,9 +47,10 @@ type param struct {
 }
 
 type response struct {
-	code int
-	doc  string
-	typ  reflect.Type // nil: no body
+	code  int
+	doc   string
+	typ   reflect.Type // nil: no body, unless model names one
+	model string       // a model the document defines apart (a custom resource's kind)
 }
 
 // A route is the operations served at one path, with the parameters they
@@ -64,6 +66,9 @@ type route struct {
 type section struct {
 	name   string
 	routes []route
+	// custom are the custom resources whose models the section defines;
+	// a section of them is titled and secured as kube's CRD documents are.
+	custom []*registry.CustomResource
 }
 
 // Media types, as kube-apiserver lists them for its built-in resources.

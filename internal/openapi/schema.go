@@ -237,6 +237,15 @@ func (w *walker) schemaFor(t reflect.Type) (spec.Schema, error) {
 	return spec.Schema{}, fmt.Errorf("type %v (%v) cannot be described", t, t.Kind())
 }
 
+// bodySchema is the schema of a request or response body: a reference to
+// model when it is set, the schema of Go type t otherwise.
+func (w *walker) bodySchema(t reflect.Type, model string) (spec.Schema, error) {
+	if model != "" {
+		return w.dialect.ref(model), nil
+	}
+	return w.schemaFor(t)
+}
+
 // element is the schema of a list item or map value, which kube defaults to
 // the zero value of non-pointer types.
 func (w *walker) element(t reflect.Type) (spec.Schema, error) {

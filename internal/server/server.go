@@ -504,3 +504,7 @@ func DefaultDataDir() string {
 	}
 	return filepath.Join(home, ".minik")
 }
+
+// The OpenAPI handler, mounted among api.Config.Extra, is told the custom
+// resources as they are established: api.New registers it as an observer.
+var _ api.CustomResourceObserver = (*openapi.Handler)(nil)
