@@ -289,7 +289,12 @@ func (s *Server) handler(gvr schema.GroupVersionResource) *resourceHandler {
 func (s *Server) InFlight() int64 { return s.inflight.Load() }
 
 // SetReady marks the server ready: /readyz answers 200 from then on.
-func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+func (s *Server) SetReady(ready bool) {
+	if ready && !s.ready.Load() {
+		prewarmFieldManagement()
+	}
+	s.ready.Store(ready)
+}
 
 // ServeHTTP runs the handler chain: authentication, impersonation,
 // authorization, then the route (whose REST handlers run admission and
