@@ -12,9 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"slices"
 	"time"
 
@@ -23,10 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -68,7 +64,9 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	for _, r := range registry.All() {
 		c.builtin[r.GroupResource()] = true
 	}
-	c.informer = cache.NewSharedIndexInformer(c.listWatch(), &apiextensionsv1.CustomResourceDefinition{}, 0, cache.Indexers{})
+	c.informer = cache.NewSharedIndexInformer(
+		// The controller manager's clientset has no apiextensions client.
+		controllers.JSONListWatch[apiextensionsv1.CustomResourceDefinition, apiextensionsv1.CustomResourceDefinitionList](c.rest, crdPath), &apiextensionsv1.CustomResourceDefinition{}, 0, cache.Indexers{})
 	enqueue := func(obj interface{}) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 			c.queue.Add(key)
@@ -375,61 +373,3 @@ func (c *Controller) updateStatus(ctx context.Context, crd *apiextensionsv1.Cust
 	return c.rest.Put().AbsPath(crdPath, crd.Name, "status").SetHeader("Accept", "application/json").
 		SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
 }
-
-// listWatch lists and watches CustomResourceDefinitions as JSON: the
-// controller manager's clientset has no apiextensions client.
-func (c *Controller) listWatch() *cache.ListWatch {
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			body, err := c.rest.Get().AbsPath(crdPath).SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-				SetHeader("Accept", "application/json").Do(ctx).Raw()
-			if err != nil {
-				return nil, err
-			}
-			var list apiextensionsv1.CustomResourceDefinitionList
-			if err := json.Unmarshal(body, &list); err != nil {
-				return nil, fmt.Errorf("decode custom resource definitions: %w", err)
-			}
-			return &list, nil
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.Watch = true
-			body, err := c.rest.Get().AbsPath(crdPath).SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-				SetHeader("Accept", "application/json").Stream(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return watch.NewStreamWatcher(&eventDecoder{body: body, dec: json.NewDecoder(body)},
-				apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
-		},
-	}
-}
-
-type eventDecoder struct {
-	body io.ReadCloser
-	dec  *json.Decoder
-}
-
-func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
-	var ev struct {
-		Type   watch.EventType `json:"type"`
-		Object json.RawMessage `json:"object"`
-	}
-	if err := d.dec.Decode(&ev); err != nil {
-		return "", nil, err
-	}
-	if ev.Type == watch.Error {
-		var st metav1.Status
-		if err := json.Unmarshal(ev.Object, &st); err != nil {
-			return "", nil, err
-		}
-		return ev.Type, &st, nil
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := json.Unmarshal(ev.Object, &crd); err != nil {
-		return "", nil, err
-	}
-	return ev.Type, &crd, nil
-}
-
-func (d *eventDecoder) Close() { _ = d.body.Close() }

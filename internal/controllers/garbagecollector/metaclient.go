@@ -4,18 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"path"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"minik/internal/controllers"
 )
 
 // MetadataClient reads and deletes objects of any resource, and patches
@@ -118,60 +115,5 @@ func (m *MetadataClient) Patch(ctx context.Context, gvr schema.GroupVersionResou
 // namespaces, for an informer of *metav1.PartialObjectMetadata: the
 // informer of a resource client-go has no type for.
 func (m *MetadataClient) ListWatch(gvr schema.GroupVersionResource) *cache.ListWatch {
-	p := resourcePath(gvr, "", "")
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			body, err := m.rest.Get().AbsPath(p).SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-				SetHeader("Accept", "application/json").Do(ctx).Raw()
-			if err != nil {
-				return nil, err
-			}
-			var list metav1.PartialObjectMetadataList
-			if err := json.Unmarshal(body, &list); err != nil {
-				return nil, fmt.Errorf("decode list of %s: %w", gvr.GroupResource(), err)
-			}
-			return &list, nil
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.Watch = true
-			body, err := m.rest.Get().AbsPath(p).SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-				SetHeader("Accept", "application/json").Stream(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return watch.NewStreamWatcher(&eventDecoder{body: body, dec: json.NewDecoder(body)},
-				apierrors.NewClientErrorReporter(http.StatusInternalServerError, "GET", "ClientWatchDecoding")), nil
-		},
-	}
+	return controllers.JSONListWatch[metav1.PartialObjectMetadata, metav1.PartialObjectMetadataList](m.rest, resourcePath(gvr, "", ""))
 }
-
-// eventDecoder reads a JSON watch stream, keeping only the objects'
-// metadata.
-type eventDecoder struct {
-	body io.ReadCloser
-	dec  *json.Decoder
-}
-
-func (d *eventDecoder) Decode() (watch.EventType, runtime.Object, error) {
-	var ev struct {
-		Type   watch.EventType `json:"type"`
-		Object json.RawMessage `json:"object"`
-	}
-	if err := d.dec.Decode(&ev); err != nil {
-		return "", nil, err
-	}
-	if ev.Type == watch.Error {
-		var st metav1.Status
-		if err := json.Unmarshal(ev.Object, &st); err != nil {
-			return "", nil, err
-		}
-		return ev.Type, &st, nil
-	}
-	var obj metav1.PartialObjectMetadata
-	if err := json.Unmarshal(ev.Object, &obj); err != nil {
-		return "", nil, err
-	}
-	return ev.Type, &obj, nil
-}
-
-func (d *eventDecoder) Close() { _ = d.body.Close() }
