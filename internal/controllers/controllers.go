@@ -29,6 +29,8 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+
+	"minik/internal/syncwait"
 )
 
 // Context is what every controller is built from.
@@ -245,10 +247,19 @@ func (m *Manager) run(ctx context.Context, cs kubernetes.Interface) error {
 	}
 	cc.Informers.Start(ctx.Done())
 	defer cc.Informers.Shutdown()
-	for typ, ok := range cc.Informers.WaitForCacheSync(ctx.Done()) {
-		if !ok && ctx.Err() == nil {
-			return fmt.Errorf("controllers: informer for %v never synced", typ)
+	// The factory's own wait polls every 100 ms; ask it without waiting
+	// (a closed stop channel) every few milliseconds instead.
+	asked := make(chan struct{})
+	close(asked)
+	if !syncwait.Synced(ctx, func() bool {
+		for _, ok := range cc.Informers.WaitForCacheSync(asked) {
+			if !ok {
+				return false
+			}
 		}
+		return true
+	}) {
+		return nil
 	}
 	var wg sync.WaitGroup
 	for _, c := range running {

@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"minik/internal/syncwait"
 )
 
 // Workers is the reconcile loop every controller shares, after
@@ -24,6 +26,10 @@ type Workers[T comparable] struct {
 	// OnError is told of each failed reconcile, except while shutting
 	// down; nil means nobody is.
 	OnError func(key T, err error)
+	// Synced are the informer caches to wait for (polled every few
+	// milliseconds, see syncwait) before the first reconcile; Run returns
+	// at once if ctx ends first.
+	Synced []cache.InformerSynced
 	// MaxRetries, when above zero, drops a key after that many failures in
 	// a row (kube's controllers use 15); an event on the object brings it
 	// back.
@@ -37,9 +43,13 @@ type RequeueAfter struct{ Delay time.Duration }
 
 func (r *RequeueAfter) Error() string { return "requeue after " + r.Delay.String() }
 
-// Run reconciles on n goroutines until ctx is done, then shuts the queue
+// Run waits for the Synced caches, then reconciles on n goroutines until ctx is done, then shuts the queue
 // down and returns once every worker has stopped.
 func (w Workers[T]) Run(ctx context.Context, n int) {
+	if len(w.Synced) > 0 && !syncwait.Synced(ctx, w.Synced...) {
+		w.Queue.ShutDown()
+		return
+	}
 	n = max(n, 1)
 	var wg sync.WaitGroup
 	for range n {

@@ -127,11 +127,8 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 // Run reconciles with workers goroutines until ctx is done, then shuts the
 // queue down and returns once every worker has stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.cjSynced, c.jobsSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.cjSynced, c.jobsSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key string, err error) {

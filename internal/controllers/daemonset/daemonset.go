@@ -150,11 +150,8 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 // Run reconciles with workers goroutines until ctx is done, then shuts the
 // queue down and returns once every worker has stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.dsSynced, c.podsSynced, c.nodesSynced, c.revisionsSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.dsSynced, c.podsSynced, c.nodesSynced, c.revisionsSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key string, err error) {

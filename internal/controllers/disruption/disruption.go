@@ -193,11 +193,8 @@ func (c *Controller) enqueueNamespace(ns string) {
 
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.pdbsSynced, c.podsSynced, c.rssSynced, c.depsSynced) {
-		return
-	}
 	controllers.Workers[types.NamespacedName]{
+		Synced:    []cache.InformerSynced{c.pdbsSynced, c.podsSynced, c.rssSynced, c.depsSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key types.NamespacedName, err error) {

@@ -137,11 +137,8 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 // Run reconciles with workers goroutines until ctx is done, then shuts the
 // queue down and returns once every worker has stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.jobsSynced, c.podsSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.jobsSynced, c.podsSynced},
 		Queue:     c.queue,
 		Reconcile: c.reconcile,
 		OnError: func(key string, err error) {

@@ -67,11 +67,8 @@ func NewTTLAfterFinished(cc *controllers.Context) (controllers.Controller, error
 
 // Run deletes expired Jobs with workers goroutines until ctx is done.
 func (c *TTLAfterFinished) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.jobsSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.jobsSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key string, err error) {

@@ -111,11 +111,8 @@ func (c *Controller) enqueue(obj interface{}) {
 // Run reconciles with workers goroutines until ctx is done, then returns
 // once every worker has stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.nsSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.nsSynced},
 		Queue:     c.queue,
 		Reconcile: c.reconcile,
 		OnError: func(key string, err error) {

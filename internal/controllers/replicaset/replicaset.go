@@ -137,11 +137,8 @@ func indexByControllerUID(obj interface{}) ([]string, error) {
 // Run reconciles with workers goroutines until ctx is done, then shuts the
 // queue down and returns once every worker has stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.rsSynced, c.podsSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.rsSynced, c.podsSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key string, err error) {

@@ -127,11 +127,8 @@ func terminating(ns *corev1.Namespace) bool {
 
 // Run reconciles with workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.nsSynced, c.cmSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.nsSynced, c.cmSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(ns string, err error) {

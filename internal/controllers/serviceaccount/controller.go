@@ -106,11 +106,8 @@ func (c *Controller) deleteServiceAccount(obj any) {
 
 // Run reconciles with workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.nsSynced, c.saSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.nsSynced, c.saSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(ns string, err error) {

@@ -123,11 +123,8 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 // Run reconciles with workers goroutines until ctx is done, then shuts the
 // queue down and returns once every worker has stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.setsSynced, c.podsSynced, c.revisionsSynced) {
-		return
-	}
 	controllers.Workers[string]{
+		Synced:    []cache.InformerSynced{c.setsSynced, c.podsSynced, c.revisionsSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key string, err error) {

@@ -209,11 +209,8 @@ func (c *Controller) enqueueNodePods(node string) {
 
 // Run reconciles until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.podsSynced, c.nodesSynced) {
-		return
-	}
 	controllers.Workers[types.NamespacedName]{
+		Synced:    []cache.InformerSynced{c.podsSynced, c.nodesSynced},
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key types.NamespacedName, err error) {
