@@ -207,10 +207,11 @@ var (
 	ipMidRE     = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}  `)
 	ipRE        = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
 	ageRE       = regexp.MustCompile(`^(\d+[smhdy])+$`)
+	durationRE  = regexp.MustCompile(`(?m)^(Duration:\s+)(\d+[smhdy])+$`)
 )
 
 // normalize replaces what changes from run to run: timestamps (RFC 3339
-// and describe's RFC 1123), uids, resource versions, IP addresses, the
+// and describe's RFC 1123), describe's Job Duration, uids, resource versions, IP addresses, the
 // random suffix of generated pod names (kept the same length, so tables
 // stay aligned); and the AGE cells of tables, which become "0s" while
 // keeping the columns after them in place.
@@ -219,6 +220,7 @@ func normalize(s string) string {
 	s = uidRE.ReplaceAllString(s, "<uid>")
 	s = rvRE.ReplaceAllString(s, `$1"<rv>"`)
 	s = rfc1123zRE.ReplaceAllString(s, "<time>")
+	s = durationRE.ReplaceAllString(s, "${1}<duration>")
 	s = podNameRE.ReplaceAllString(s, "${1}-xxxxx")
 	if ipMidRE.MatchString(s) {
 		// Allocated addresses vary in width from run to run, and so do the
