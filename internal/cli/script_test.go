@@ -112,48 +112,99 @@ func serverOptions(comment string) testserver.Options {
 	return o
 }
 
+// eventually marks a command whose outcome depends on a cache catching
+// up (an RBAC change reaching the authorizer): it is run again, for a few
+// seconds, until its output is the transcript's.
+const eventually = "   # eventually"
+
+// expectedOutputs returns, per command line of script in order, the output
+// the transcript records for it.
+func expectedOutputs(script string) []string {
+	var outs []string
+	var cur *strings.Builder
+	for _, line := range strings.Split(script, "\n") {
+		if strings.HasPrefix(line, "$ minikctl") {
+			if cur != nil {
+				outs = append(outs, strings.TrimSuffix(cur.String(), "\n"))
+			}
+			cur = &strings.Builder{}
+			continue
+		}
+		if cur != nil {
+			cur.WriteString(line + "\n")
+		}
+	}
+	if cur != nil {
+		outs = append(outs, strings.TrimSuffix(cur.String(), "\n"))
+	}
+	return outs
+}
+
 // runScript runs the commands of script and returns the transcript.
 func runScript(t *testing.T, script, kubeconfig string) string {
 	var out strings.Builder
-	first := true
+	expected := expectedOutputs(script)
+	n := -1
 	for _, line := range strings.Split(script, "\n") {
 		if !strings.HasPrefix(line, "$ minikctl") {
 			continue
 		}
-		if !first {
+		n++
+		if n > 0 {
 			out.WriteString("\n")
 		}
-		first = false
 		out.WriteString(line + "\n")
-		args, stdinFile, err := splitCommand(strings.TrimPrefix(line, "$ minikctl"))
+		retry := strings.HasSuffix(line, eventually)
+		if retry && *update {
+			// No transcript to wait for: give the caches a moment.
+			time.Sleep(500 * time.Millisecond)
+			retry = false
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got := runCommand(t, strings.TrimSuffix(line, eventually), kubeconfig)
+			if !retry || got == expected[n] || time.Now().After(deadline) {
+				out.WriteString(got)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return out.String()
+}
+
+// runCommand runs one "$ minikctl ..." line and returns its transcript
+// output.
+func runCommand(t *testing.T, line, kubeconfig string) string {
+	var out strings.Builder
+	args, stdinFile, err := splitCommand(strings.TrimPrefix(line, "$ minikctl"))
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	streams, in, stdout, stderr := TestStreams()
+	if stdinFile != "" {
+		data, err := os.ReadFile(stdinFile)
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
-		streams, in, stdout, stderr := TestStreams()
-		if stdinFile != "" {
-			data, err := os.ReadFile(stdinFile)
-			if err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			in.Write(data)
-		}
-		args = append([]string{"--kubeconfig", kubeconfig}, args...)
-		start := time.Now()
-		code := Run(context.Background(), args, streams)
-		if d := time.Since(start); d > 5*time.Second {
-			t.Logf("%s took %v", line, d.Round(time.Second))
-		}
-		out.WriteString(normalize(stdout.String()))
-		if stdout.Len() > 0 && !strings.HasSuffix(stdout.String(), "\n") {
-			out.WriteString("\n[no newline at end of output]\n")
-		}
-		if stderr.Len() > 0 {
-			out.WriteString("[stderr]\n")
-			out.WriteString(normalize(stderr.String()))
-		}
-		if code != 0 {
-			fmt.Fprintf(&out, "[exit %d]\n", code)
-		}
+		in.Write(data)
+	}
+	args = append([]string{"--kubeconfig", kubeconfig}, args...)
+	start := time.Now()
+	code := Run(context.Background(), args, streams)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Logf("%s took %v", line, d.Round(time.Second))
+	}
+	out.WriteString(normalize(stdout.String()))
+	if stdout.Len() > 0 && !strings.HasSuffix(stdout.String(), "\n") {
+		out.WriteString("\n[no newline at end of output]\n")
+	}
+	if stderr.Len() > 0 {
+		out.WriteString("[stderr]\n")
+		out.WriteString(normalize(stderr.String()))
+	}
+	if code != 0 {
+		fmt.Fprintf(&out, "[exit %d]\n", code)
 	}
 	return out.String()
 }
