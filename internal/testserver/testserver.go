@@ -13,6 +13,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -74,6 +76,8 @@ type Options struct {
 	// pod would be refused, as on a cluster without that controller.
 	ServiceAccountAdmission bool
 	// Nodes is how many simulated nodes run (minik-node-1 …); 0 runs none.
+	// StartWith returns once they are all registered and Ready, so that
+	// the scheduler judges pods against every one of them.
 	Nodes int
 	// NodeTiming is the nodes' timing; nil means nodeagent.FastTiming().
 	NodeTiming *nodeagent.Timing
@@ -184,7 +188,37 @@ func StartWith(t testing.TB, o Options) *Server {
 		}
 	}
 	t.Cleanup(ts.Stop)
+	if o.Nodes > 0 {
+		ts.waitNodesReady(t, o.Nodes)
+	}
 	return ts
+}
+
+// waitNodesReady waits until n nodes are registered and Ready.
+func (s *Server) waitNodesReady(t testing.TB, n int) {
+	t.Helper()
+	cs := s.Client(t)
+	ready := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}); err == nil {
+			ready = 0
+			for _, node := range nodes.Items {
+				for _, c := range node.Status.Conditions {
+					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+			if ready >= n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d nodes Ready after 60s", ready, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // Stop stops the server and waits for it to release its data dir.
