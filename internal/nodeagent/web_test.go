@@ -31,23 +31,6 @@ func TestWebReachesThreeReadyPods(t *testing.T) {
 	srv := testserver.StartWith(t, testserver.Options{Nodes: 3, Scheduler: true, Controllers: []string{"deployment", "replicaset"}})
 	cs := srv.Client(t)
 	ctx := context.Background()
-	// The pods spread only over nodes the scheduler knows: wait for the
-	// three to register Ready first, as a user would look at get nodes.
-	waitFor(t, 30*time.Second, "3 Ready nodes", func(ctx context.Context) (bool, error) {
-		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, nil
-		}
-		ready := 0
-		for _, n := range nodes.Items {
-			for _, c := range n.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-					ready++
-				}
-			}
-		}
-		return ready == 3, nil
-	})
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "web.yaml"))
 	if err != nil {
 		t.Fatal(err)
