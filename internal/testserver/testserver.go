@@ -104,15 +104,22 @@ func admissionOff(o Options) []string {
 	return append(off, plugins.ServiceAccount)
 }
 
-// freePort returns a loopback host:port nobody listens on now.
-func freePort(t testing.TB) string {
+// freePorts returns n distinct free loopback addresses: every listener
+// stays open until all are chosen, so the kernel cannot hand the same port
+// out twice (closing each before choosing the next once gave the Ingress
+// HTTP and HTTPS proxies one port).
+func freePorts(t testing.TB, n int) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addrs := make([]string, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs
 }
 
 // Start starts minikd (the API server, no controllers) on a new temporary
@@ -156,7 +163,8 @@ func StartWith(t testing.TB, o Options) *Server {
 			cfg.ServiceClusterIPRange = fmt.Sprintf("127.%d.%d.0/24", 96+rand.IntN(16), rand.IntN(256))
 		}
 		cfg.ServiceProxy, cfg.IngressMode = true, o.IngressMode
-		cfg.IngressHTTP, cfg.IngressHTTPS = freePort(t), freePort(t)
+		ports := freePorts(t, 2)
+		cfg.IngressHTTP, cfg.IngressHTTPS = ports[0], ports[1]
 	}
 	s, err := server.New(cfg)
 	if err != nil {
