@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -82,6 +83,13 @@ func TestControllerKeepsUsageRight(t *testing.T) {
 	t.Run("a new quota gets its hard limits and usage", func(t *testing.T) {
 		waitStatus(ctx, t, cs, ns, "compute",
 			"configmaps=5,count/deployments.apps=3,pods=10,requests.cpu=2 | configmaps=0,count/deployments.apps=1,pods=2,requests.cpu=200m")
+		// The API server's quota admission reads its own informer, which
+		// may trail the controller's: a pod too big for the quota shows
+		// when it sees the quota.
+		ctrltest.Wait(t, "quota admission to see the quota", func() bool {
+			_, err := cs.CoreV1().Pods(ns).Create(ctx, pod("probe", "3"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return apierrors.IsForbidden(err)
+		})
 	})
 	t.Run("admission charges a created pod", func(t *testing.T) {
 		if _, err := cs.CoreV1().Pods(ns).Create(ctx, pod("c", "300m"), metav1.CreateOptions{}); err != nil {
