@@ -187,10 +187,29 @@ func TestResourceQuota(t *testing.T) {
 	cs := srv.Client(t)
 	const ns = "quota-demo"
 	createNamespace(ctx, t, cs, ns)
-	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "pods-quota"}, Spec: corev1.ResourceQuotaSpec{Hard: rl("pods", "2", "count/replicasets.apps", "1")}}
+	// Closed first (pods=0), then opened, each seen by the API server's
+	// quota admission through a dry-run pod: its informer may trail the
+	// quota controller's.
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "pods-quota"}, Spec: corev1.ResourceQuotaSpec{Hard: rl("pods", "0", "count/replicasets.apps", "1")}}
 	if _, err := cs.CoreV1().ResourceQuotas(ns).Create(ctx, q, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	probe := func() error {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+		_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	ctrltest.Wait(t, "quota admission to see the closed quota", func() bool { return apierrors.IsForbidden(probe()) })
+	ctrltest.Wait(t, "the quota to open to 2 pods", func() bool {
+		cur, err := cs.CoreV1().ResourceQuotas(ns).Get(ctx, "pods-quota", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		cur.Spec.Hard = rl("pods", "2", "count/replicasets.apps", "1")
+		_, err = cs.CoreV1().ResourceQuotas(ns).Update(ctx, cur, metav1.UpdateOptions{})
+		return err == nil
+	})
+	ctrltest.Wait(t, "quota admission to see the open quota", func() bool { return probe() == nil })
 	used := func(name corev1.ResourceName) string {
 		q, err := cs.CoreV1().ResourceQuotas(ns).Get(ctx, "pods-quota", metav1.GetOptions{})
 		if err != nil {
