@@ -339,7 +339,14 @@ func (a *Auditor) write() {
 			data, err := json.Marshal(ev)
 			if err == nil {
 				data = append(data, '\n')
-				_, err = a.out.Write(data)
+				// Flush at an event's boundary, never inside one: a reader
+				// (tail -f, a test) then only ever sees whole lines.
+				if a.out.Buffered() > 0 && a.out.Available() < len(data) {
+					err = a.out.Flush()
+				}
+				if err == nil {
+					_, err = a.out.Write(data)
+				}
 			}
 			report(err)
 			dirty = true
