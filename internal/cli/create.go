@@ -140,6 +140,23 @@ func (o *CreateOptions) create(ctx context.Context, f *Factory, obj runtime.Obje
 	return printer.PrintObj(out, o.Streams.Out)
 }
 
+// createGenerated creates an object a create subcommand built, in the
+// --namespace (or the context's) namespace, which the object carries when
+// it was given explicitly, as kubectl's generators print it.
+func (o *CreateOptions) createGenerated(ctx context.Context, f *Factory, obj interface {
+	runtime.Object
+	metav1.Object
+}) error {
+	ns, enforce, err := f.Namespace()
+	if err != nil {
+		return err
+	}
+	if enforce {
+		obj.SetNamespace(ns)
+	}
+	return o.create(ctx, f, obj, ns)
+}
+
 func runCreateFiles(ctx context.Context, f *Factory, o *CreateOptions) error {
 	if err := o.complete(); err != nil {
 		return err
@@ -222,10 +239,6 @@ func newCmdCreateDeployment(f *Factory, streams IOStreams) *cobra.Command {
 			if err := o.complete(); err != nil {
 				return err
 			}
-			ns, enforce, err := f.Namespace()
-			if err != nil {
-				return err
-			}
 			labels := map[string]string{"app": name}
 			d := &appsv1.Deployment{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
@@ -236,9 +249,6 @@ func newCmdCreateDeployment(f *Factory, streams IOStreams) *cobra.Command {
 					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
 				},
 			}
-			if enforce {
-				d.Namespace = ns
-			}
 			for _, image := range images {
 				cname := image[strings.LastIndex(image, "/")+1:]
 				cname = strings.Split(strings.Split(cname, "@")[0], ":")[0]
@@ -248,7 +258,7 @@ func newCmdCreateDeployment(f *Factory, streams IOStreams) *cobra.Command {
 			if port >= 0 && len(d.Spec.Template.Spec.Containers) > 0 {
 				d.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port}}
 			}
-			return o.create(cmd.Context(), f, d, ns)
+			return o.createGenerated(cmd.Context(), f, d)
 		},
 	}
 	o.addFlags(cmd)
@@ -365,21 +375,14 @@ func newCmdCreateConfigMap(f *Factory, streams IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ns, enforce, err := f.Namespace()
-			if err != nil {
-				return err
-			}
 			cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
-			if enforce {
-				cm.Namespace = ns
-			}
 			for _, kv := range kvs {
 				if cm.Data == nil {
 					cm.Data = map[string]string{}
 				}
 				cm.Data[kv[0]] = kv[1]
 			}
-			return o.create(cmd.Context(), f, cm, ns)
+			return o.createGenerated(cmd.Context(), f, cm)
 		},
 	}
 	o.addFlags(cmd)
@@ -420,21 +423,14 @@ func newCmdCreateSecret(f *Factory, streams IOStreams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ns, enforce, err := f.Namespace()
-			if err != nil {
-				return err
-			}
 			s := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Name: name}, Type: corev1.SecretType(secretType)}
-			if enforce {
-				s.Namespace = ns
-			}
 			for _, kv := range kvs {
 				if s.Data == nil {
 					s.Data = map[string][]byte{}
 				}
 				s.Data[kv[0]] = []byte(kv[1])
 			}
-			return o.create(cmd.Context(), f, s, ns)
+			return o.createGenerated(cmd.Context(), f, s)
 		},
 	}
 	o.addFlags(generic)

@@ -50,10 +50,6 @@ func newCmdCreateJob(f *Factory, streams IOStreams) *cobra.Command {
 			if err := o.complete(); err != nil {
 				return err
 			}
-			ns, enforce, err := f.Namespace()
-			if err != nil {
-				return err
-			}
 			var job *batchv1.Job
 			if from == "" {
 				job = &batchv1.Job{
@@ -73,6 +69,10 @@ func newCmdCreateJob(f *Factory, streams IOStreams) *cobra.Command {
 				if !ok || cjName == "" {
 					return fmt.Errorf("from must be an existing cronjob: %s", from)
 				}
+				ns, _, err := f.Namespace()
+				if err != nil {
+					return err
+				}
 				cs, err := f.KubernetesClientSet()
 				if err != nil {
 					return err
@@ -84,10 +84,7 @@ func newCmdCreateJob(f *Factory, streams IOStreams) *cobra.Command {
 				job = jobFromCronJob(name, cj)
 			}
 			job.TypeMeta = metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
-			if enforce {
-				job.Namespace = ns
-			}
-			return o.create(cmd.Context(), f, job, ns)
+			return o.createGenerated(cmd.Context(), f, job)
 		},
 	}
 	o.addFlags(cmd)
@@ -149,10 +146,6 @@ func newCmdCreateCronJob(f *Factory, streams IOStreams) *cobra.Command {
 			if err := o.complete(); err != nil {
 				return err
 			}
-			ns, enforce, err := f.Namespace()
-			if err != nil {
-				return err
-			}
 			cj := &batchv1.CronJob{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
 				ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -167,10 +160,7 @@ func newCmdCreateCronJob(f *Factory, streams IOStreams) *cobra.Command {
 					},
 				},
 			}
-			if enforce {
-				cj.Namespace = ns
-			}
-			return o.create(cmd.Context(), f, cj, ns)
+			return o.createGenerated(cmd.Context(), f, cj)
 		},
 	}
 	o.addFlags(cmd)
