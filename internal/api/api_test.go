@@ -270,7 +270,12 @@ func TestDeleteOptionsInTheBody(t *testing.T) {
 	}
 	for _, body := range []string{
 		`{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","propagationPolicy":"Background","dryRun":["All"]}`,
-		`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}`,
+		`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background","dryRun":["All"]}`,
+		// controller-runtime labels them with the object's own group
+		// version, a custom resource's included; kube decodes them in any.
+		`{"kind":"DeleteOptions","apiVersion":"apps/v1","propagationPolicy":"Background","dryRun":["All"]}`,
+		`{"kind":"DeleteOptions","apiVersion":"example.com/v1","propagationPolicy":"Foreground","dryRun":["All"]}`,
+		`{"kind":"DeleteOptions","apiVersion":"example.com/v1alpha1","propagationPolicy":"Background"}`,
 	} {
 		if err := cs.CoreV1().RESTClient().Delete().Namespace("demo").Resource("configmaps").Name("x").Body([]byte(body)).Do(ctx).Error(); err != nil {
 			t.Fatalf("delete with %s: %v", body, err)
@@ -278,5 +283,14 @@ func TestDeleteOptionsInTheBody(t *testing.T) {
 	}
 	if _, err := cs.CoreV1().ConfigMaps("demo").Get(ctx, "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("after delete: %v", err)
+	}
+	for body, want := range map[string]string{
+		`{"kind":"Pod","apiVersion":"v1"}`:          `no kind "Pod" is registered for version "v1"`,
+		`{"kind":"DeleteOptions","apiVersion":"v1"`: "unexpected end of JSON input",
+	} {
+		err := cs.CoreV1().RESTClient().Delete().Namespace("demo").Resource("configmaps").Name("y").Body([]byte(body)).Do(ctx).Error()
+		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("delete with %s: %v, want 400 with %q", body, err, want)
+		}
 	}
 }

@@ -12,12 +12,38 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"minik/internal/admission"
 	"minik/internal/storage"
 )
+
+// decodeDeleteOptions decodes a DeleteOptions body in any group version, as
+// kube's delete handler does: meta's internal scheme holds DeleteOptions as
+// an unversioned kind, so a client may label it with the custom resource's
+// own group version (controller-runtime does), meta.k8s.io/v1 or v1.
+func decodeDeleteOptions(r *http.Request, body []byte, opts *metav1.DeleteOptions) error {
+	mt, err := inputMediaType(r)
+	if err != nil {
+		return err
+	}
+	info, ok := runtime.SerializerInfoForMediaType(metainternalscheme.Codecs.SupportedMediaTypes(), mt)
+	if !ok {
+		return unsupportedMediaType(mt)
+	}
+	def := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+	dec := metainternalscheme.Codecs.DecoderToVersion(info.Serializer, metav1.SchemeGroupVersion)
+	obj, _, err := dec.Decode(body, &def, opts)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if obj != opts {
+		return apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+	}
+	return nil
+}
 
 // deleteOptions reads DeleteOptions from the body, or else from the query.
 func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
@@ -27,15 +53,10 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 		return nil, err
 	}
 	if len(body) > 0 {
-		info, err := inputSerializer(r)
-		if err != nil {
+		if err := decodeDeleteOptions(r, body, opts); err != nil {
 			return nil, err
 		}
-		def := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
-		if _, _, err := info.Serializer.Decode(body, &def, opts); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("decode DeleteOptions: %v", err))
-		}
-	} else if err := runtime.NewParameterCodec(Scheme).DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+	} else if err := metainternalscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if vals := r.URL.Query()["dryRun"]; len(vals) > 0 && len(opts.DryRun) == 0 {

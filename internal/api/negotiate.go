@@ -66,19 +66,28 @@ func negotiateOutput(r *http.Request, allowTable bool) (output, error) {
 
 // inputSerializer returns the serializer for a request body's content type.
 func inputSerializer(r *http.Request) (runtime.SerializerInfo, error) {
+	mt, err := inputMediaType(r)
+	if err != nil {
+		return runtime.SerializerInfo{}, err
+	}
+	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), mt)
+	if !ok {
+		return runtime.SerializerInfo{}, unsupportedMediaType(mt)
+	}
+	return info, nil
+}
+
+// inputMediaType is the media type of the request body (JSON when unsaid).
+func inputMediaType(r *http.Request) (string, error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		ct = mediaJSON
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return runtime.SerializerInfo{}, unsupportedMediaType(ct)
+		return "", unsupportedMediaType(ct)
 	}
-	info, ok := runtime.SerializerInfoForMediaType(Codecs.SupportedMediaTypes(), mt)
-	if !ok {
-		return runtime.SerializerInfo{}, unsupportedMediaType(ct)
-	}
-	return info, nil
+	return mt, nil
 }
 
 // encoder returns an encoder of objects of gv for the output.
