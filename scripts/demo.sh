@@ -41,15 +41,26 @@ HTTPS_PORT=$(free_port $((HTTP_PORT + 1)))
 "$BIN/minikd" --data-dir "$DATA" --listen 127.0.0.1:0 \
 	--ingress-http "127.0.0.1:$HTTP_PORT" --ingress-https "127.0.0.1:$HTTPS_PORT" >"$LOG" 2>&1 &
 PID=$!
-for _ in $(seq 1 200); do
-	[ -f "$DATA/kubeconfig" ] && break
+# minikd prints its serving line once the API serves and the kubeconfig
+# is written; a loaded machine may take a while, so wait up to two minutes.
+for _ in $(seq 1 2400); do
+	grep -q 'minikd serving' "$LOG" && break
 	kill -0 "$PID" 2>/dev/null || { cat "$LOG"; exit 1; }
 	sleep 0.05
 done
-[ -f "$DATA/kubeconfig" ] || { echo "minikd did not become ready"; cat "$LOG"; exit 1; }
+grep -q 'minikd serving' "$LOG" || { echo "minikd did not become ready"; cat "$LOG"; exit 1; }
 grep -m1 'minikd serving' "$LOG"
 export KUBECONFIG="$DATA/kubeconfig"
 NS=demo
+
+# The nodes register a moment after the API serves: wait for all three
+# to be Ready before the first look, so that it never reads "No resources
+# found".
+for _ in $(seq 1 2400); do
+	[ "$(k get nodes -o name 2>/dev/null | wc -l)" -ge 3 ] && break
+	sleep 0.05
+done
+k wait --for=condition=Ready node --all --timeout=120s >/dev/null
 
 stage "the cluster: three simulated nodes"
 step "kubectl get nodes -o wide"
@@ -74,7 +85,7 @@ k -n "$NS" describe deployment web
 stage "3. scheduled onto nodes"
 step "kubectl -n $NS get pod -o wide"
 k -n "$NS" get pod -o wide
-FIRST=$(k -n "$NS" get pod -l app=web -o name | head -1)
+FIRST=$(k -n "$NS" get pod -l app=web -o name | sed -n 1p)
 step "kubectl -n $NS describe $FIRST"
 k -n "$NS" describe "$FIRST"
 
@@ -91,7 +102,7 @@ step "kubectl -n $NS get ingress web"
 k -n "$NS" get ingress web
 for i in 1 2 3; do
 	step "curl -H 'Host: web.demo.local' http://127.0.0.1:$HTTP_PORT/   # request $i"
-	curl -fsS -H 'Host: web.demo.local' "http://127.0.0.1:$HTTP_PORT/" | grep -iE '<title>|pod' | head -3
+	curl -fsS -H 'Host: web.demo.local' "http://127.0.0.1:$HTTP_PORT/" | grep -iE '<title>|pod' | sed -n 1,3p
 done
 
 stage "6. the rollout has converged"
