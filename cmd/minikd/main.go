@@ -27,11 +27,11 @@ func main() {
 
 func newCommand() *cobra.Command {
 	var (
-		dataDir, listen, etcdServers, logLevel string
-		ctrls                                  []string
-		workers, ctrlBurst                     int
-		ctrlQPS                                float64
-		leaderElect                            bool
+		dataDir, listen, etcdServers, logLevel, clusterName string
+		ctrls                                               []string
+		workers, ctrlBurst                                  int
+		ctrlQPS                                             float64
+		leaderElect                                         bool
 		// network holds the Service and data-plane flags.
 		network server.Config
 		// nodes holds the simulated nodes' flags.
@@ -54,6 +54,7 @@ func newCommand() *cobra.Command {
 			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg := server.Config{
 				DataDir: dataDir, Listen: listen, Out: os.Stdout, Logger: logger,
+				AutoNetwork: true, ClusterName: clusterName,
 				Controllers: ctrls, ControllerWorkers: workers, LeaderElect: leaderElect,
 				ControllerQPS: float32(ctrlQPS), ControllerBurst: ctrlBurst,
 			}
@@ -61,7 +62,7 @@ func newCommand() *cobra.Command {
 				cfg.EtcdServers = strings.Split(etcdServers, ",")
 			}
 			cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange = network.ServiceClusterIPRange, network.ServiceNodePortRange
-			cfg.ServiceProxy, cfg.IngressMode = network.ServiceProxy, network.IngressMode
+			cfg.ServiceProxy, cfg.IngressMode, cfg.NodePortAddress = network.ServiceProxy, network.IngressMode, network.NodePortAddress
 			cfg.IngressHTTP, cfg.IngressHTTPS = network.IngressHTTP, network.IngressHTTPS
 			cfg.Nodes, cfg.NodeConfig, cfg.ImagePolicy = nodes.Nodes, nodes.NodeConfig, nodes.ImagePolicy
 			cfg.SimulationSpeed, cfg.KubeletPort = nodes.SimulationSpeed, nodes.KubeletPort
@@ -78,7 +79,8 @@ func newCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&dataDir, "data-dir", server.DefaultDataDir(), "directory of etcd's data, the certificates and the kubeconfig")
-	f.StringVar(&listen, "listen", "127.0.0.1:6443", "address the API server listens on (port 0 picks a free one)")
+	f.StringVar(&listen, "listen", "", "address the API server listens on (port 0 picks a free one); default: the cluster's host address 127.0.<slot>.1 on 6443 while that is free, else a free port")
+	f.StringVar(&clusterName, "cluster-name", "", `the cluster's name in its kubeconfig (cluster and context; the user is <name>-admin); default: "minik" for the first cluster on the host, "minik-<slot>" for the others, kept in the data dir`)
 	f.StringVar(&etcdServers, "etcd-servers", "", "comma-separated client URLs of an external etcd cluster (no embedded etcd starts)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringSliceVar(&ctrls, "controllers", []string{"*"}, "controllers to run: '*' for all, 'name' to enable one, '-name' to disable one")
@@ -86,11 +88,12 @@ func newCommand() *cobra.Command {
 	f.Float64Var(&ctrlQPS, "controller-qps", 200, "queries per second the controller manager may send the API server (client-go's default of 5 would throttle a rollout)")
 	f.IntVar(&ctrlBurst, "controller-burst", 400, "burst of the controller manager's API client")
 	f.BoolVar(&leaderElect, "leader-elect", false, "run controllers and scheduler only while holding their Lease (for several minikd sharing one etcd)")
-	f.StringVar(&network.ServiceClusterIPRange, "service-cluster-ip-range", api.DefaultServiceClusterIPRange, "CIDR of Service cluster IPs; a loopback block makes ClusterIPs reachable from the host (keep it clear of the nodes' pod ranges)")
+	f.StringVar(&network.ServiceClusterIPRange, "service-cluster-ip-range", "", "CIDR of Service cluster IPs; a loopback block makes ClusterIPs reachable from the host (keep it clear of the nodes' pod ranges); default: the cluster's slot of "+api.DefaultServiceClusterIPRange+", a /20 (127.96.0.0/20 for the first cluster on the host)")
+	f.StringVar(&network.NodePortAddress, "node-port-address", "", "host address NodePort Services answer on; default: the cluster's host address (127.0.0.1 for the first cluster on the host)")
 	f.StringVar(&network.ServiceNodePortRange, "service-node-port-range", api.DefaultServiceNodePortRange, "port range of NodePort Services (served on 127.0.0.1)")
 	f.BoolVar(&network.ServiceProxy, "service-proxy", true, "run the Service proxy: every ClusterIP:port and node port answers, forwarding to ready endpoints")
-	f.StringVar(&network.IngressHTTP, "ingress-http", "127.0.0.1:8080", "address of the Ingress/Gateway HTTP proxy (empty: none)")
-	f.StringVar(&network.IngressHTTPS, "ingress-https", "127.0.0.1:8443", "address of the Ingress/Gateway HTTPS proxy (empty: none)")
+	f.StringVar(&network.IngressHTTP, "ingress-http", "", "address of the Ingress/Gateway HTTP proxy ('none': no proxy); default: the cluster's host address on 18080 while free, else a free port")
+	f.StringVar(&network.IngressHTTPS, "ingress-https", "", "address of the Ingress/Gateway HTTPS proxy ('none': no proxy); default: the cluster's host address on 18443 while free, else a free port")
 	f.StringVar(&network.IngressMode, "ingress-mode", "service", "how the Ingress/Gateway proxy reaches a Service: 'service' (its ClusterIP, through the Service proxy) or 'direct' (its ready endpoints)")
 	f.IntVar(&nodes.Nodes, "nodes", 3, "simulated nodes to run (minik-node-1 …); 0 for none")
 	f.StringVar(&nodes.NodeConfig, "node-config", "", "file of Node templates (YAML) giving the nodes labels, taints, capacity and nodeInfo; node i takes template (i-1) mod count")

@@ -118,7 +118,8 @@ func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (compo
 	}
 	dp, err := dataplane.New(dataplane.Config{
 		RESTConfig: proxyCfg, IngressRESTConfig: ingressCfg,
-		ServiceProxy: s.cfg.ServiceProxy, IngressHTTP: s.cfg.IngressHTTP, IngressHTTPS: s.cfg.IngressHTTPS,
+		ServiceProxy: s.cfg.ServiceProxy, NodePortAddress: s.cfg.NodePortAddress,
+		IngressHTTP: s.cfg.IngressHTTP, IngressHTTPS: s.cfg.IngressHTTPS,
 		IngressMode: s.cfg.IngressMode, Logger: s.log.With("component", "dataplane"),
 	})
 	if err != nil {

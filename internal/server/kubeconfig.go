@@ -30,8 +30,9 @@ type UserKubeconfigOptions struct {
 }
 
 // UserKubeconfig signs a client certificate for a user with the data
-// dir's CA and returns a kubeconfig using it (cluster "minik", user and
-// context named after the user, namespace "default"). The credential is
+// dir's CA and returns a kubeconfig using it (the cluster named as in the
+// admin kubeconfig, "minik" by default; user and context named after the
+// user, namespace "default"). The credential is
 // not stored anywhere: the kubeconfig is all there is of it.
 func UserKubeconfig(o UserKubeconfigOptions) ([]byte, error) {
 	switch {
@@ -50,14 +51,17 @@ func UserKubeconfig(o UserKubeconfigOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	server := o.Server
+	server, cluster := o.Server, defaultClusterName(0)
+	if cf, known, err := readClusterFile(o.DataDir); err == nil && known {
+		cluster = cf.Name
+	}
 	if server == "" {
 		admin, err := clientcmd.LoadFromFile(filepath.Join(o.DataDir, "kubeconfig"))
 		if err != nil {
 			return nil, fmt.Errorf("--data-dir %s: read the admin kubeconfig for the server's address (or give --server): %w", o.DataDir, err)
 		}
 		if c, ok := admin.Contexts[admin.CurrentContext]; ok && admin.Clusters[c.Cluster] != nil {
-			server = admin.Clusters[c.Cluster].Server
+			server, cluster = admin.Clusters[c.Cluster].Server, c.Cluster
 		}
 		if server == "" {
 			return nil, fmt.Errorf("--data-dir %s: the admin kubeconfig names no server (give --server)", o.DataDir)
@@ -68,10 +72,10 @@ func UserKubeconfig(o UserKubeconfigOptions) ([]byte, error) {
 		return nil, err
 	}
 	cfg := clientcmdapi.NewConfig()
-	ctxName := o.User + "@minik"
-	cfg.Clusters["minik"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca.CertPEM}
+	ctxName := o.User + "@" + cluster
+	cfg.Clusters[cluster] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca.CertPEM}
 	cfg.AuthInfos[o.User] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM, ClientKeyData: kp.KeyPEM}
-	cfg.Contexts[ctxName] = &clientcmdapi.Context{Cluster: "minik", AuthInfo: o.User, Namespace: "default"}
+	cfg.Contexts[ctxName] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: o.User, Namespace: "default"}
 	cfg.CurrentContext = ctxName
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {

@@ -48,8 +48,27 @@ import (
 type Config struct {
 	// DataDir holds etcd's data, the PKI and the kubeconfig. Required.
 	DataDir string
-	// Listen is the API server's address; port 0 picks a free port.
+	// Listen is the API server's address; port 0 picks a free port. Empty
+	// means 127.0.0.1:6443, or under AutoNetwork the slot's host address
+	// on 6443 while that is free (else a free port).
 	Listen string
+	// AutoNetwork places the cluster on the host beside any others (see
+	// cluster.go): it claims a slot for the data dir and derives from it
+	// what is left empty of Listen, ServiceClusterIPRange,
+	// NodePortAddress, IngressHTTP and IngressHTTPS (NoAddress turns an
+	// Ingress listener off). minikd's flags set it.
+	AutoNetwork bool
+	// SlotsDir is where AutoNetwork claims slots; empty means
+	// DefaultSlotsDir().
+	SlotsDir string
+	// ClusterName names the cluster in the kubeconfig (its cluster and
+	// context; the user is <name>-admin). Empty means "minik", or under
+	// AutoNetwork the name the data dir was first given ("minik" for slot
+	// 0, "minik-<slot>" for the others).
+	ClusterName string
+	// NodePortAddress is the host address node ports listen on; empty
+	// means 127.0.0.1 (the slot's host address under AutoNetwork).
+	NodePortAddress string
 	// EtcdServers are an external etcd cluster's client URLs; empty starts
 	// the embedded member.
 	EtcdServers []string
@@ -146,6 +165,11 @@ type Server struct {
 	// files are the parsed token file and audit policy.
 	files authFiles
 
+	// slot is the cluster's slot on the host, and listenAuto the address
+	// the API listens on when AutoNetwork chose it (see cluster.go).
+	slot       int
+	listenAuto string
+
 	// serviceIPs and nodePorts are the parsed service ranges.
 	serviceIPs netip.Prefix
 	nodePorts  utilnet.PortRange
@@ -164,11 +188,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("--data-dir is required")
 	}
-	if cfg.Listen == "" {
+	if cfg.Listen == "" && !cfg.AutoNetwork {
 		cfg.Listen = "127.0.0.1:6443"
 	}
-	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
-		return nil, fmt.Errorf("--listen %q: %w", cfg.Listen, err)
+	if cfg.Listen != "" {
+		if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
+			return nil, fmt.Errorf("--listen %q: %w", cfg.Listen, err)
+		}
 	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
@@ -184,18 +210,21 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("--data-dir %q: %w", cfg.DataDir, err)
 	}
 	cfg.DataDir = abs
-	if cfg.ServiceClusterIPRange == "" {
+	if cfg.ServiceClusterIPRange == "" && !cfg.AutoNetwork {
 		cfg.ServiceClusterIPRange = api.DefaultServiceClusterIPRange
 	}
 	if cfg.ServiceNodePortRange == "" {
 		cfg.ServiceNodePortRange = api.DefaultServiceNodePortRange
 	}
+	if cfg.ClusterName == "" && !cfg.AutoNetwork {
+		cfg.ClusterName = defaultClusterName(0)
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, ready: make(chan struct{})}
 	if s.files, err = loadAuthFiles(cfg); err != nil {
 		return nil, err
 	}
-	if s.serviceIPs, err = netip.ParsePrefix(cfg.ServiceClusterIPRange); err != nil {
-		return nil, fmt.Errorf("--service-cluster-ip-range %q: %w", cfg.ServiceClusterIPRange, err)
+	if err := s.parseServiceRange(); err != nil {
+		return nil, err
 	}
 	if err := s.nodePorts.Set(cfg.ServiceNodePortRange); err != nil {
 		return nil, fmt.Errorf("--service-node-port-range %q: %w", cfg.ServiceNodePortRange, err)
@@ -232,14 +261,22 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir %s: %w", s.cfg.DataDir, err)
 	}
+	lock, err := lockDataDir(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := s.place(); err != nil {
+		return err
+	}
 	pkiDir := filepath.Join(s.cfg.DataDir, "pki")
 	ca, err := pki.LoadOrCreateCA(pkiDir)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", s.cfg.Listen)
+	ln, err := s.listen()
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+		return err
 	}
 	defer ln.Close()
 	addr := ln.Addr().String()
@@ -369,7 +406,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	// The kubeconfig appears, then /readyz turns 200: a script waiting for
 	// either finds a cluster that serves.
-	if err := writeKubeconfig(s.KubeconfigPath(), "https://"+addr, ca.CertPEM, admin); err != nil {
+	if err := writeKubeconfig(s.KubeconfigPath(), s.cfg.ClusterName, "https://"+addr, ca.CertPEM, admin); err != nil {
 		_ = srv.Close()
 		return err
 	}
@@ -396,6 +433,9 @@ func (s *Server) Start(ctx context.Context) error {
 	s.addr, s.restConfig, s.etcd = addr, restCfg, db.Client
 	s.mu.Unlock()
 	fmt.Fprintf(s.cfg.Out, "minikd serving on https://%s; to use it: export KUBECONFIG=%s\n", addr, s.KubeconfigPath())
+	if s.cfg.AutoNetwork {
+		s.printPlace()
+	}
 	close(s.ready)
 
 	select {
@@ -481,13 +521,14 @@ func bootstrap(ctx context.Context, cfg *rest.Config) error {
 	return nil
 }
 
-// writeKubeconfig writes the admin kubeconfig (mode 0600) atomically.
-func writeKubeconfig(path, server string, caPEM []byte, admin pki.KeyPair) error {
+// writeKubeconfig writes the admin kubeconfig (mode 0600) atomically: its
+// cluster and context are named name, its user name-admin.
+func writeKubeconfig(path, name, server string, caPEM []byte, admin pki.KeyPair) error {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["minik"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
-	cfg.AuthInfos["minik-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: admin.CertPEM, ClientKeyData: admin.KeyPEM}
-	cfg.Contexts["minik"] = &clientcmdapi.Context{Cluster: "minik", AuthInfo: "minik-admin", Namespace: "default"}
-	cfg.CurrentContext = "minik"
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: admin.CertPEM, ClientKeyData: admin.KeyPEM}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-admin", Namespace: "default"}
+	cfg.CurrentContext = name
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {
 		return fmt.Errorf("encode kubeconfig: %w", err)

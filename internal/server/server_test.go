@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	minikdBinary = filepath.Join(dir, "minikd")
+	// minikd with default flags claims a slot host-wide: the tests' go to
+	// a dir of their own.
+	os.Setenv("MINIK_SLOTS_DIR", filepath.Join(dir, "slots"))
 	out, err := exec.Command("go", "build", "-o", minikdBinary, "minik/cmd/minikd").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build minikd: %v\n%s", err, out)
