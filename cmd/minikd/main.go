@@ -31,7 +31,7 @@ func newCommand() *cobra.Command {
 		ctrls                                               []string
 		workers, ctrlBurst                                  int
 		ctrlQPS                                             float64
-		leaderElect                                         bool
+		leaderElect, kubeconfigMerge                        bool
 		// network holds the Service and data-plane flags.
 		network server.Config
 		// nodes holds the simulated nodes' flags.
@@ -54,7 +54,7 @@ func newCommand() *cobra.Command {
 			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			cfg := server.Config{
 				DataDir: dataDir, Listen: listen, Out: os.Stdout, Logger: logger,
-				AutoNetwork: true, ClusterName: clusterName,
+				AutoNetwork: true, ClusterName: clusterName, KubeconfigMerge: kubeconfigMerge,
 				Controllers: ctrls, ControllerWorkers: workers, LeaderElect: leaderElect,
 				ControllerQPS: float32(ctrlQPS), ControllerBurst: ctrlBurst,
 			}
@@ -81,6 +81,7 @@ func newCommand() *cobra.Command {
 	f.StringVar(&dataDir, "data-dir", server.DefaultDataDir(), "directory of etcd's data, the certificates and the kubeconfig")
 	f.StringVar(&listen, "listen", "", "address the API server listens on (port 0 picks a free one); default: the cluster's host address 127.0.<slot>.1 on 6443 while that is free, else a free port")
 	f.StringVar(&clusterName, "cluster-name", "", `the cluster's name in its kubeconfig (cluster and context; the user is <name>-admin); default: "minik" for the first cluster on the host, "minik-<slot>" for the others, kept in the data dir`)
+	f.BoolVar(&kubeconfigMerge, "kubeconfig-merge", false, "also add the cluster to your kubeconfig (KUBECONFIG, else ~/.kube/config) as the current context, as kind does; removed again on a clean stop")
 	f.StringVar(&etcdServers, "etcd-servers", "", "comma-separated client URLs of an external etcd cluster (no embedded etcd starts)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringSliceVar(&ctrls, "controllers", []string{"*"}, "controllers to run: '*' for all, 'name' to enable one, '-name' to disable one")

@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"minik/internal/pki"
 )
 
@@ -347,4 +350,50 @@ func (s *Server) printPlace() {
 		line += ", Ingress on " + strings.Join(ingress, " and ")
 	}
 	fmt.Fprintln(s.cfg.Out, line)
+}
+
+// mergeKubeconfig adds the cluster's admin kubeconfig to the user's
+// (KUBECONFIG, else ~/.kube/config) and makes it the current context, as
+// kind does. The returned function removes it again and gives back the
+// context that was current, unless the user has switched since.
+func mergeKubeconfig(admin *clientcmdapi.Config) (func() error, error) {
+	po := clientcmd.NewDefaultPathOptions()
+	cfg, err := po.GetStartingConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig-merge: read %s: %w", po.GetDefaultFilename(), err)
+	}
+	name := admin.CurrentContext
+	ctx := admin.Contexts[name]
+	previous := cfg.CurrentContext
+	cfg.Clusters[ctx.Cluster] = admin.Clusters[ctx.Cluster]
+	cfg.AuthInfos[ctx.AuthInfo] = admin.AuthInfos[ctx.AuthInfo]
+	cfg.Contexts[name] = ctx
+	cfg.CurrentContext = name
+	if err := clientcmd.ModifyConfig(po, *cfg, false); err != nil {
+		return nil, fmt.Errorf("--kubeconfig-merge: write %s: %w", po.GetDefaultFilename(), err)
+	}
+	server := admin.Clusters[ctx.Cluster].Server
+	return func() error {
+		cfg, err := po.GetStartingConfig()
+		if err != nil {
+			return fmt.Errorf("--kubeconfig-merge: read %s: %w", po.GetDefaultFilename(), err)
+		}
+		// Only what is still this cluster's goes.
+		if c := cfg.Clusters[ctx.Cluster]; c == nil || c.Server != server {
+			return nil
+		}
+		delete(cfg.Clusters, ctx.Cluster)
+		delete(cfg.AuthInfos, ctx.AuthInfo)
+		delete(cfg.Contexts, name)
+		if cfg.CurrentContext == name {
+			cfg.CurrentContext = ""
+			if _, ok := cfg.Contexts[previous]; ok {
+				cfg.CurrentContext = previous
+			}
+		}
+		if err := clientcmd.ModifyConfig(po, *cfg, false); err != nil {
+			return fmt.Errorf("--kubeconfig-merge: write %s: %w", po.GetDefaultFilename(), err)
+		}
+		return nil
+	}, nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -22,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // cluster is a minikd process started with default flags.
@@ -39,8 +43,9 @@ var (
 // startDefault runs minikd with no flag but its data dir and one node, and
 // returns once it prints where it serves. It may run in a goroutine: it
 // reports a failure as an error.
-func startDefault(t *testing.T, dir string) (*cluster, error) {
-	cmd := exec.Command(minikdBinary, "--data-dir", dir, "--nodes", "1")
+func startDefault(t *testing.T, dir string, env []string, args ...string) (*cluster, error) {
+	cmd := exec.Command(minikdBinary, append([]string{"--data-dir", dir, "--nodes", "1"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -159,7 +164,7 @@ func TestThreeClustersWithDefaultFlagsRunSideBySide(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var err error
-			if clusters[i], err = startDefault(t, dirs[i]); err != nil {
+			if clusters[i], err = startDefault(t, dirs[i], nil); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -211,4 +216,43 @@ func TestThreeClustersWithDefaultFlagsRunSideBySide(t *testing.T) {
 			t.Fatalf("second minikd on %s: %v\n%s", dirs[0], err, out)
 		}
 	})
+}
+
+func TestKubeconfigMergeAddsTheClusterAndRemovesItOnStop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config")
+	mine := clientcmdapi.NewConfig()
+	mine.Clusters["work"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	mine.AuthInfos["me"] = &clientcmdapi.AuthInfo{Token: "t"}
+	mine.Contexts["work"] = &clientcmdapi.Context{Cluster: "work", AuthInfo: "me"}
+	mine.CurrentContext = "work"
+	if err := clientcmd.WriteToFile(*mine, path); err != nil {
+		t.Fatal(err)
+	}
+	c, err := startDefault(t, t.TempDir(), []string{"KUBECONFIG=" + path}, "--nodes", "0", "--kubeconfig-merge", "--cluster-name", "ci")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user's kubeconfig now reaches the cluster with no flag.
+	restCfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restCfg.Host != "https://"+c.api {
+		t.Fatalf("merged kubeconfig points at %s, want https://%s", restCfg.Host, c.api)
+	}
+	cs := kubernetes.NewForConfigOrDie(restCfg)
+	if _, err := cs.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); err != nil {
+		t.Fatalf("through the merged kubeconfig: %v", err)
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("minikd after SIGTERM: %v\n%s", err, c.out)
+	}
+	after, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.CurrentContext != "work" || len(after.Contexts) != 1 || len(after.Clusters) != 1 || len(after.AuthInfos) != 1 {
+		t.Fatalf("after a clean stop the kubeconfig has current %q, contexts %v, clusters %v", after.CurrentContext, after.Contexts, after.Clusters)
+	}
 }

@@ -66,6 +66,10 @@ type Config struct {
 	// AutoNetwork the name the data dir was first given ("minik" for slot
 	// 0, "minik-<slot>" for the others).
 	ClusterName string
+	// KubeconfigMerge adds the admin kubeconfig to the user's default one
+	// (KUBECONFIG, else ~/.kube/config) as its current context once the
+	// API serves, and removes it on a clean stop, as kind does.
+	KubeconfigMerge bool
 	// NodePortAddress is the host address node ports listen on; empty
 	// means 127.0.0.1 (the slot's host address under AutoNetwork).
 	NodePortAddress string
@@ -410,6 +414,18 @@ func (s *Server) Start(ctx context.Context) error {
 		_ = srv.Close()
 		return err
 	}
+	if s.cfg.KubeconfigMerge {
+		unmerge, err := mergeKubeconfig(adminKubeconfig(s.cfg.ClusterName, "https://"+addr, ca.CertPEM, admin))
+		if err != nil {
+			_ = srv.Close()
+			return err
+		}
+		defer func() {
+			if err := unmerge(); err != nil {
+				s.log.Error("kubeconfig not unmerged", "err", err)
+			}
+		}()
+	}
 	apiServer.SetReady(true)
 
 	comps, err := s.components(ca, pkiDir, restCfg)
@@ -521,19 +537,24 @@ func bootstrap(ctx context.Context, cfg *rest.Config) error {
 	return nil
 }
 
-// writeKubeconfig writes the admin kubeconfig (mode 0600) atomically: its
-// cluster and context are named name, its user name-admin.
+// writeKubeconfig writes the admin kubeconfig (mode 0600) atomically.
 func writeKubeconfig(path, name, server string, caPEM []byte, admin pki.KeyPair) error {
+	data, err := clientcmd.Write(*adminKubeconfig(name, server, caPEM, admin))
+	if err != nil {
+		return fmt.Errorf("encode kubeconfig: %w", err)
+	}
+	return pki.WriteFileAtomic(path, data, 0o600)
+}
+
+// adminKubeconfig is the admin's kubeconfig: its cluster and context are
+// named name, its user name-admin.
+func adminKubeconfig(name, server string, caPEM []byte, admin pki.KeyPair) *clientcmdapi.Config {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
 	cfg.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: admin.CertPEM, ClientKeyData: admin.KeyPEM}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-admin", Namespace: "default"}
 	cfg.CurrentContext = name
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return fmt.Errorf("encode kubeconfig: %w", err)
-	}
-	return pki.WriteFileAtomic(path, data, 0o600)
+	return cfg
 }
 
 // DefaultDataDir is ~/.minik, or .minik in the working directory when
