@@ -12,6 +12,9 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
@@ -24,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	celcommon "k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/client-go/util/jsonpath"
 
 	"minik/internal/printers"
@@ -119,8 +124,10 @@ func (cr *CustomResource) Prune(obj map[string]interface{}) []string {
 
 // customResourceStrategy is kube's custom resource strategy: objects are
 // pruned and defaulted from the schema; validation checks apiVersion and
-// kind, the metadata (names are DNS subdomains), the schema and the scale
-// paths; the table shows the printer columns.
+// kind, the metadata (names are DNS subdomains), the schema, embedded
+// objects, list types, the scale paths and the x-kubernetes-validations
+// CEL rules (with oldSelf on update, and kube's ratcheting: a value left
+// as it was is not judged again); the table shows the printer columns.
 func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus bool, cr *CustomResource, internal *apiextensions.JSONSchemaProps) (Strategy, error) {
 	var validator apiservervalidation.SchemaValidator
 	if internal != nil {
@@ -129,6 +136,11 @@ func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus b
 			return Strategy{}, fmt.Errorf("schema validator of %s: %w", gvk.Version, err)
 		}
 		validator = v
+	}
+	var rules *cel.Validator
+	if cr.Structural != nil {
+		// The rules are compiled once here, with kube's per-call cost limit.
+		rules = cel.NewValidator(cr.Structural, true, celconfig.PerCallLimit)
 	}
 	table, err := customResourceTable(cr.Columns)
 	if err != nil {
@@ -170,10 +182,12 @@ func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus b
 			if validator != nil {
 				errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.UnstructuredContent(), validator)...)
 			}
+			errs = append(errs, validateScale(u, cr.Scale)...)
 			if cr.Structural != nil {
 				errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, cr.Structural, false)...)
+				errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, cr.Structural, u.Object)...)
 			}
-			return append(errs, validateScale(u, cr.Scale)...)
+			return append(errs, validateRules(ctx, rules, cr.Structural, errs, u.Object, nil)...)
 		},
 		ValidateUpdate: func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 			u, ok := obj.(*unstructured.Unstructured)
@@ -189,13 +203,22 @@ func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus b
 			}
 			errs := apivalidation.ValidateObjectMetaAccessor(u, namespaced, apivalidation.NameIsDNSSubdomain, metadataPath)
 			errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(u, o, metadataPath)...)
-			if validator != nil {
-				errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, u.UnstructuredContent(), o.UnstructuredContent(), validator)...)
+			var correlated *celcommon.CorrelatedObject
+			if cr.Structural != nil {
+				correlated = celcommon.NewCorrelatedObject(u.Object, o.Object, &model.Structural{Structural: cr.Structural})
 			}
+			if validator != nil {
+				errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, u.UnstructuredContent(), o.UnstructuredContent(), validator, apiservervalidation.WithRatcheting(correlated))...)
+			}
+			errs = append(errs, validateScale(u, cr.Scale)...)
 			if cr.Structural != nil {
 				errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, cr.Structural, false)...)
+				// List types ratchet: an object already wrong may stay so.
+				if len(structurallisttype.ValidateListSetsAndMaps(nil, cr.Structural, o.Object)) == 0 {
+					errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, cr.Structural, u.Object)...)
+				}
 			}
-			return append(errs, validateScale(u, cr.Scale)...)
+			return append(errs, validateRules(ctx, rules, cr.Structural, errs, u.Object, o.Object, cel.WithRatcheting(correlated))...)
 		},
 		Table: table,
 	}
@@ -204,6 +227,28 @@ func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus b
 		s.PrepareForUpdate = clearingNamespaceOnUpdate(nil)
 	}
 	return s, nil
+}
+
+// validateRules runs the x-kubernetes-validations rules within kube's
+// runtime cost budget, unless the schema errors so far block them (a
+// missing, mistyped, unsupported or too long value): then, as kube, one
+// error says that the rules were not checked.
+func validateRules(ctx context.Context, rules *cel.Validator, s *structuralschema.Structural, errs field.ErrorList, obj, old map[string]interface{}, opts ...cel.Option) field.ErrorList {
+	if rules == nil {
+		return nil
+	}
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return field.ErrorList{field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")}
+		}
+	}
+	var oldObj interface{}
+	if old != nil {
+		oldObj = old
+	}
+	out, _ := rules.Validate(ctx, nil, s, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+	return out
 }
 
 // validateScale checks the replicas the scale subresource reads, as
