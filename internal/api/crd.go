@@ -284,6 +284,12 @@ func newCustomResourceHandler(s *Server, cr *registry.CustomResource, sv *crdSer
 		gvk: res.GroupVersionKind(), listGVK: res.GroupVersion.WithKind(listKind),
 		storage: schema.GroupVersion{Group: res.GroupVersion.Group, Version: cr.Storage}, def: res.Strategy.Default,
 	}}
+	// The version's selectableFields.
+	if res.Strategy.Fields != nil {
+		for k := range res.Strategy.Fields(h.codec.New()) {
+			h.fieldKeys[k] = true
+		}
+	}
 	return h
 }
 

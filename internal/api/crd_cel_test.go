@@ -112,3 +112,60 @@ func TestCustomResourceValidationRules(t *testing.T) {
 		}
 	})
 }
+
+func TestCustomResourceSelectableFields(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"crd"}})
+	ctx := context.Background()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "lamps.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "lamps", Singular: "lamp", Kind: "Lamp"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"color": {Type: "string"}, "watts": {Type: "integer"},
+					}}},
+				}},
+				SelectableFields: []apiextensionsv1.SelectableField{{JSONPath: ".spec.color"}, {JSONPath: ".spec.watts"}},
+			}},
+		},
+	}
+	establish(t, srv.RESTConfig, crd)
+	lamps := dynamic.NewForConfigOrDie(srv.RESTConfig).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "lamps"}).Namespace("default")
+	for name, spec := range map[string]map[string]interface{}{
+		"a": {"color": "red", "watts": int64(40)},
+		"b": {"color": "blue", "watts": int64(40)},
+		"c": {"color": "red", "watts": int64(60)},
+		"d": {},
+	} {
+		l := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Lamp", "metadata": map[string]interface{}{"name": name}, "spec": spec}}
+		if _, err := lamps.Create(ctx, l, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for sel, want := range map[string]string{
+		"spec.color=red":                "a,c",
+		"spec.watts=40":                 "a,b",
+		"spec.color=red,spec.watts!=40": "c",
+		"spec.color=":                   "d",
+	} {
+		list, err := lamps.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			t.Fatalf("list %s: %v", sel, err)
+		}
+		var names []string
+		for _, l := range list.Items {
+			names = append(names, l.GetName())
+		}
+		if got := strings.Join(names, ","); got != want {
+			t.Errorf("list %s = %s, want %s", sel, got, want)
+		}
+	}
+	_, err := lamps.List(ctx, metav1.ListOptions{FieldSelector: "spec.nope=x"})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "field label not supported: spec.nope") {
+		t.Errorf("list by an undeclared field: %v", err)
+	}
+}

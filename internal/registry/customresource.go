@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"reflect"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -102,6 +104,9 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) ([]*CustomRe
 		res.Strategy, err = customResourceStrategy(gv.WithKind(names.Kind), res.Namespaced, res.HasStatus, cr, internal)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", crd.Name, err)
+		}
+		if res.Strategy.Fields, err = selectableFields(v.SelectableFields); err != nil {
+			return nil, fmt.Errorf("%s: selectable fields of %s: %w", crd.Name, v.Name, err)
 		}
 		cr.Resource = res
 		out = append(out, cr)
@@ -227,6 +232,47 @@ func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus b
 		s.PrepareForUpdate = clearingNamespaceOnUpdate(nil)
 	}
 	return s, nil
+}
+
+// selectableFields returns the field-selector fields a version's
+// selectableFields declare, as kube computes them: named by the JSON path
+// without its leading dot, valued by what the path finds printed as Go
+// prints it ("" when it finds nothing). Nil when none are declared.
+func selectableFields(declared []apiextensionsv1.SelectableField) (func(runtime.Object) fields.Set, error) {
+	if len(declared) == 0 {
+		return nil, nil
+	}
+	type selectable struct {
+		name string
+		path *jsonpath.JSONPath
+	}
+	var all []selectable
+	for _, sf := range declared {
+		p := jsonpath.New("selectableField")
+		p.AllowMissingKeys(true)
+		if err := p.Parse("{" + sf.JSONPath + "}"); err != nil {
+			return nil, fmt.Errorf("jsonPath %q: %w", sf.JSONPath, err)
+		}
+		all = append(all, selectable{name: strings.TrimPrefix(sf.JSONPath, "."), path: p})
+	}
+	return func(obj runtime.Object) fields.Set {
+		set := fields.Set{}
+		u, ok := obj.(*unstructured.Unstructured)
+		for _, sf := range all {
+			set[sf.name] = ""
+			if !ok {
+				continue
+			}
+			results, err := sf.path.FindResults(u.Object)
+			if err != nil || len(results) != 1 || len(results[0]) != 1 {
+				continue
+			}
+			if v := results[0][0].Interface(); v != nil {
+				set[sf.name] = fmt.Sprint(v)
+			}
+		}
+		return set
+	}, nil
 }
 
 // validateRules runs the x-kubernetes-validations rules within kube's
