@@ -73,6 +73,8 @@ type crdServing struct {
 	gone chan struct{}
 	// terminating mirrors the Terminating condition: creates are refused.
 	terminating atomic.Bool
+	// conv converts between the definition's versions; nil relabels.
+	conv runtime.ObjectConvertor
 }
 
 func newCRDServer(s *Server) *crdServer {
@@ -201,7 +203,12 @@ func (c *crdServer) setLocked(crd *apiextensionsv1.CustomResourceDefinition) {
 		c.s.log.Warn("cannot serve custom resource definition", "crd", crd.Name, "err", err)
 		return
 	}
-	sv := &crdServing{crd: crd, established: established, gone: make(chan struct{})}
+	conv, err := c.s.crdConverter(crd)
+	if err != nil {
+		c.s.log.Warn("cannot serve custom resource definition", "crd", crd.Name, "err", err)
+		return
+	}
+	sv := &crdServing{crd: crd, established: established, gone: make(chan struct{}), conv: conv}
 	sv.terminating.Store(apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating))
 	for _, cr := range crs {
 		if _, builtin := c.s.builtin.handlers[cr.Resource.GroupVersionResource()]; builtin {
@@ -283,6 +290,7 @@ func newCustomResourceHandler(s *Server, cr *registry.CustomResource, sv *crdSer
 	h.codec = &objectCodec{res: res, custom: &customCodec{
 		gvk: res.GroupVersionKind(), listGVK: res.GroupVersion.WithKind(listKind),
 		storage: schema.GroupVersion{Group: res.GroupVersion.Group, Version: cr.Storage}, def: res.Strategy.Default,
+		conv: sv.conv,
 	}}
 	// The version's selectableFields.
 	if res.Strategy.Fields != nil {
@@ -294,12 +302,14 @@ func newCustomResourceHandler(s *Server, cr *registry.CustomResource, sv *crdSer
 }
 
 // customCodec stores unstructured objects as JSON at the definition's
-// storage version and reads them at the served one (the definitions'
-// conversion is None: only apiVersion changes), pruned and defaulted.
+// storage version and reads them at the served one, converted as the
+// definition says (see crdconversion.go), pruned and defaulted.
 type customCodec struct {
 	gvk, listGVK schema.GroupVersionKind
 	storage      schema.GroupVersion
 	def          func(runtime.Object)
+	// conv converts between versions; nil relabels (strategy None).
+	conv runtime.ObjectConvertor
 }
 
 func (c *customCodec) New() runtime.Object {
@@ -319,8 +329,10 @@ func (c *customCodec) decode(kv storage.KV) (runtime.Object, error) {
 	if err := utiljson.Unmarshal(kv.Value, &m); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
 	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetAPIVersion(c.gvk.GroupVersion().String())
+	u, err := convertCustom(c.conv, &unstructured.Unstructured{Object: m}, c.gvk.GroupVersion())
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
 	if c.def != nil {
 		c.def(u)
 	}
@@ -332,6 +344,17 @@ func (c *customCodec) encode(obj runtime.Object) ([]byte, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("encode %s: unexpected object type %T", c.gvk.Kind, obj)
+	}
+	if c.conv != nil && u.GetAPIVersion() != c.storage.String() {
+		if u.GetAPIVersion() == "" {
+			u = u.DeepCopy()
+			u.SetAPIVersion(c.gvk.GroupVersion().String())
+		}
+		converted, err := convertCustom(c.conv, u, c.storage)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		u = converted
 	}
 	m := make(map[string]interface{}, len(u.Object))
 	for k, v := range u.Object {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -108,10 +109,12 @@ type Server struct {
 	// change, so that a request reads them with one atomic load.
 	builtin *routeTable
 	routes  atomic.Pointer[routeTable]
-	// crds serves the custom resources of CustomResourceDefinitions.
-	crds  *crdServer
-	ready atomic.Bool
-	mux   *http.ServeMux
+	// crds serves the custom resources of CustomResourceDefinitions, and
+	// crdConverters converts them between versions.
+	crds          *crdServer
+	crdConverters *conversion.CRConverterFactory
+	ready         atomic.Bool
+	mux           *http.ServeMux
 	// inflight counts the requests being served.
 	inflight atomic.Int64
 	// stopping is closed by Stop; watches end when it is.
@@ -186,6 +189,9 @@ func New(cfg Config) (*Server, error) {
 		s.builtin.add(newResourceHandler(s, res), true)
 	}
 	s.routes.Store(s.builtin)
+	if s.crdConverters, err = newCRDConverters(s); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
 	s.crds = newCRDServer(s)
 	if cfg.CreateOnly == nil {
 		cfg.CreateOnly = registry.CreateOnly()
