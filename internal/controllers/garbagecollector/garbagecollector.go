@@ -203,8 +203,14 @@ func (c *Collector) rediscover(ctx context.Context, wg *sync.WaitGroup) {
 			c.log.Info("garbage collector: cannot watch", "resource", gr.String(), "err", err)
 			continue
 		}
-		c.startOwn(ctx, wg, c.monitorFor(gr))
+		m := c.monitorFor(gr)
+		c.startOwn(ctx, wg, m)
 		c.log.Info("garbage collector watching", "resource", gr.String())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.recheckDependents(ctx, m, f.gk)
+		}()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -219,6 +225,31 @@ func (c *Collector) rediscover(ctx context.Context, wg *sync.WaitGroup) {
 		for gk, km := range c.byKind {
 			if km == m {
 				delete(c.byKind, gk)
+			}
+		}
+	}
+}
+
+// recheckDependents queues, once m's cache has synced, every object naming
+// an owner of kind gk: until m watched that kind, an owner of it deleted
+// in the meantime (a custom resource deleted within moments of its
+// definition's creation) told no dependent that it was gone.
+func (c *Collector) recheckDependents(ctx context.Context, m *monitor, gk schema.GroupKind) {
+	if m == nil || !cache.WaitForCacheSync(ctx.Done(), m.informer.HasSynced) {
+		return
+	}
+	for _, dm := range c.allMonitors() {
+		for _, obj := range dm.informer.GetIndexer().List() {
+			o := accessor(obj)
+			if o == nil {
+				continue
+			}
+			for _, r := range o.GetOwnerReferences() {
+				gv, err := schema.ParseGroupVersion(r.APIVersion)
+				if err == nil && gv.Group == gk.Group && r.Kind == gk.Kind {
+					c.queue.Add(dm.refOf(o))
+					break
+				}
 			}
 		}
 	}

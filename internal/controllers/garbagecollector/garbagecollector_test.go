@@ -7,9 +7,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"minik/internal/controllers/ctrltest"
@@ -273,5 +278,47 @@ func TestResourcesWithoutClientGoTypes(t *testing.T) {
 			t.Fatal(err)
 		}
 		return apierrors.IsNotFound(err)
+	})
+}
+
+// TestOwnerOfANewKindDeletedBeforeItIsWatched deletes a custom resource
+// moments after its definition appears, before the collector has
+// rediscovered the API and watches the kind: its dependent must still go
+// once the collector does.
+func TestOwnerOfANewKindDeletedBeforeItIsWatched(t *testing.T) {
+	const ns = "gc-new-kind"
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{garbagecollector.Name, "crd"}})
+	cs, ctx := srv.Client(t), t.Context()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	xc := apiextensionsclient.NewForConfigOrDie(srv.RESTConfig)
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "owners.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "owners", Singular: "owner", Kind: "Owner"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}}}},
+		},
+	}
+	if _, err := xc.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owners := dynamic.NewForConfigOrDie(srv.RESTConfig).Resource(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "owners"}).Namespace(ns)
+	var owner *unstructured.Unstructured
+	ctrltest.Wait(t, "the custom resource to be served", func() bool {
+		var err error
+		owner, err = owners.Create(ctx, &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "example.com/v1", "kind": "Owner", "metadata": map[string]interface{}{"name": "o"}}}, metav1.CreateOptions{})
+		return err == nil
+	})
+	configMap(ctx, t, cs, ns, "dependent", nil, metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Owner", Name: "o", UID: owner.GetUID()})
+	if err := owners.Delete(ctx, "o", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Wait(t, "the dependent of the deleted custom resource to be collected", func() bool {
+		return gone(ctx, t, cs, ns, "dependent")
 	})
 }
