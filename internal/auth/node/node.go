@@ -361,6 +361,13 @@ func IsKubeletLabel(key string) bool {
 	return false
 }
 
+// IsRestrictedLabel tells whether NodeRestriction refuses a node that
+// sets, changes or removes the label on its own Node: an administrator
+// must set it.
+func IsRestrictedLabel(key string) bool {
+	return len(forbiddenLabels([]string{key})) > 0
+}
+
 // forbiddenLabels are, sorted, the keys a node may not add, remove or
 // change on its Node: node-restriction.kubernetes.io labels, and
 // kubernetes.io and k8s.io labels that are not a kubelet's.
