@@ -18,7 +18,11 @@
 // node-restriction.kubernetes.io labels, nor kubernetes.io and k8s.io
 // labels a kubelet does not own, nor change its taints), its own Lease,
 // mirror pods bound to itself, the status of its pods and the eviction or
-// deletion of its pods, and may ask a token only bound to one of its pods.
+// deletion of its pods, the status capacity and conditions of claims,
+// and may ask a token only bound to one of its pods.
+//
+// Also unlike kube, the owner reference of a mirror pod is not checked
+// against the Node's UID.
 //
 // Unlike kube (AuthorizeNodeWithSelectors), a node may still get, list
 // and watch every Node and Pod: minik's simulated nodes share one watch of
@@ -33,6 +37,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -253,6 +258,7 @@ func (r Restriction) Validate(ctx context.Context, a *admission.Attributes) erro
 		if a.Subresource != "status" {
 			return forbidden(errors.New("may only update PVC status"))
 		}
+		return admitClaimStatus(node, a, forbidden)
 	case "/serviceaccounts":
 		return r.admitToken(ctx, node, a, forbidden)
 	case "/pods":
@@ -395,6 +401,33 @@ func labelNamespace(key string) string {
 // subdomains.
 func inNamespace(ns, domain string) bool {
 	return ns == domain || strings.HasSuffix(ns, "."+domain)
+}
+
+// admitClaimStatus lets a node change only a claim's status capacity,
+// conditions and allocated resources (volume expansion).
+func admitClaimStatus(node string, a *admission.Attributes, forbidden func(error) error) error {
+	if a.Operation != admission.Update {
+		return forbidden(fmt.Errorf("unexpected operation %q", a.Operation))
+	}
+	old, _ := a.OldObject.(*corev1.PersistentVolumeClaim)
+	if old == nil {
+		return forbidden(fmt.Errorf("unexpected type %T", a.OldObject))
+	}
+	claim, _ := a.Object.(*corev1.PersistentVolumeClaim)
+	if claim == nil {
+		return forbidden(fmt.Errorf("unexpected type %T", a.Object))
+	}
+	strip := func(c *corev1.PersistentVolumeClaim) *corev1.PersistentVolumeClaim {
+		c = c.DeepCopy()
+		c.ResourceVersion, c.ManagedFields = "", nil
+		c.Status.Capacity, c.Status.Conditions = nil, nil
+		c.Status.AllocatedResources, c.Status.AllocatedResourceStatuses = nil, nil
+		return c
+	}
+	if o, n := strip(old), strip(claim); !equality.Semantic.DeepEqual(o, n) {
+		return forbidden(fmt.Errorf("node %q is not allowed to update fields other than status.capacity and status.conditions: %v", node, cmp.Diff(o, n)))
+	}
+	return nil
 }
 
 func (r Restriction) getPod(ctx context.Context, namespace, name string, forbidden func(error) error) (*corev1.Pod, error) {

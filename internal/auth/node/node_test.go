@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -148,6 +150,9 @@ func TestRestriction(t *testing.T) {
 			`serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node`},
 		{"a node asks a token bound to a pod that does not exist", attrs(admission.Create, "serviceaccounts", "token", "demo", "default", token("Pod", "gone", "u"), nil),
 			`pods "gone" not found`},
+		{"a node reports a claim's capacity", attrs(admission.Update, "persistentvolumeclaims", "status", "demo", "data",
+			&corev1.PersistentVolumeClaim{Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound, Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}},
+			&corev1.PersistentVolumeClaim{Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}), ""},
 		{"a node writes a claim", attrs(admission.Update, "persistentvolumeclaims", "", "demo", "data", &corev1.PersistentVolumeClaim{}, &corev1.PersistentVolumeClaim{}),
 			`persistentvolumeclaims "data" is forbidden: may only update PVC status`},
 	}
@@ -161,5 +166,16 @@ func TestRestriction(t *testing.T) {
 				t.Fatalf("err = %v\nwant %s", err, c.want)
 			}
 		})
+	}
+}
+
+func TestRestrictionKeepsClaimsButTheirStatus(t *testing.T) {
+	old := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "data"}, Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}
+	lost := old.DeepCopy()
+	lost.Status.Phase = corev1.ClaimLost
+	err := node.Restriction{}.Validate(context.Background(), attrs(admission.Update, "persistentvolumeclaims", "status", "demo", "data", lost, old))
+	prefix := `persistentvolumeclaims "data" is forbidden: node "n1" is not allowed to update fields other than status.capacity and status.conditions: `
+	if !apierrors.IsForbidden(err) || !strings.HasPrefix(err.Error(), prefix) {
+		t.Fatalf("err = %v", err)
 	}
 }
