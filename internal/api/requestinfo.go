@@ -3,6 +3,9 @@ package api
 import (
 	"net/http"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 // RequestInfo is what a request asks for, parsed from its path, method
@@ -88,6 +91,12 @@ func ParseRequestInfo(r *http.Request) *RequestInfo {
 		info.Verb = "get"
 		if info.Name == "" {
 			info.Verb = "list"
+			if !watchPath {
+				// A list or watch of one object (a metadata.name field
+				// selector) names it, so that authorizers (the node
+				// authorizer, RBAC's resourceNames) can judge it.
+				info.Name = selectedName(q.Get("fieldSelector"))
+			}
 		}
 		if watchPath || isTrue(q.Get("watch")) {
 			info.Verb = "watch"
@@ -105,6 +114,23 @@ func ParseRequestInfo(r *http.Request) *RequestInfo {
 		}
 	}
 	return info
+}
+
+// selectedName is the name a field selector requires (metadata.name=x),
+// if it is a valid path segment, as kube's RequestInfoFactory takes it.
+func selectedName(selector string) string {
+	if selector == "" {
+		return ""
+	}
+	sel, err := fields.ParseSelector(selector)
+	if err != nil {
+		return ""
+	}
+	name, ok := sel.RequiresExactMatch("metadata.name")
+	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
+		return ""
+	}
+	return name
 }
 
 func isTrue(s string) bool {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"minik/internal/admission"
 	"minik/internal/auth"
 )
 
@@ -89,7 +90,20 @@ func (s *Server) issueTokenRequest(ctx context.Context, issuer auth.TokenIssuer,
 	case secs > maxTokenSeconds:
 		return nil, apierrors.NewInvalid(kind, name, field.ErrorList{field.Invalid(p, secs, "may not specify a duration larger than 2^32 seconds")})
 	}
-	saObj, err := s.getObject(ctx, corev1.SchemeGroupVersion.WithResource("serviceaccounts"), ns, name)
+	saGVR := corev1.SchemeGroupVersion.WithResource("serviceaccounts")
+	// Admission sees the request as kube's does (NodeRestriction requires
+	// a node's token be bound to one of its pods).
+	attrs := &admission.Attributes{
+		Operation: admission.Create, Kind: tokenRequestGV.WithKind("TokenRequest"), Resource: saGVR, Subresource: "token",
+		Namespace: ns, Name: name, Object: tr, User: auth.UserFrom(ctx),
+	}
+	if err := s.chain.Admit(ctx, attrs); err != nil {
+		return nil, err
+	}
+	if err := s.chain.Validate(ctx, attrs); err != nil {
+		return nil, err
+	}
+	saObj, err := s.getObject(ctx, saGVR, ns, name)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,13 @@ type Config struct {
 	// ClientConfig returns the API client configuration a node acts with:
 	// user system:node:<name> in group system:nodes. Required.
 	ClientConfig func(nodeName string) (*rest.Config, error)
+	// AdminConfig, when set, applies the template labels a kubelet may not
+	// set on its own Node (NodeRestriction refuses node-role.kubernetes.io
+	// and node-restriction.kubernetes.io labels, and other kubernetes.io
+	// ones a kubelet does not own) once the node has registered, as an
+	// administrator labels a node. Without it those labels are not
+	// applied (a warning says so).
+	AdminConfig *rest.Config
 	// DataDir holds the nodes' files: <DataDir>/<node>/pods/<namespace>_
 	// <pod>_<uid>/<container>/<restartCount>.log. Required.
 	DataDir string

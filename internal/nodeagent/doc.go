@@ -18,6 +18,14 @@
 // A pod being deleted is stopped within its grace period, then deleted
 // with grace 0.
 //
+// The API server's node authorizer lets a node read only the ConfigMaps,
+// Secrets, claims and volumes its pods reference, and learns of a pod's
+// binding through a watch of its own: a read it denies is retried for
+// about 2.5s before the mount or the environment fails. The labels of a
+// Node template a kubelet may not set (node-role.kubernetes.io/...) are
+// applied after registration with Config.AdminConfig, as an
+// administrator would.
+//
 // Addresses are loopback, so that what pods serve is reachable from the
 // host: node k (the k-th address block) has InternalIP 127.<1+k/256>.
 // <k%256>.1 and pod CIDR 127.<1+k/256>.<k%256>.0/24; its pods get .2 to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	nodeauth "minik/internal/auth/node"
 	"minik/internal/nodeagent/runtime"
 )
 
@@ -48,14 +51,16 @@ type node struct {
 	ln       net.Listener
 	template *corev1.Node
 	cs       kubernetes.Interface
-	rt       *runtime.Runtime
-	rec      record.EventRecorder
-	events   record.EventBroadcaster
-	log      *slog.Logger
-	dir      string
-	ref      *corev1.ObjectReference
-	dialer   *net.Dialer
-	http     *http.Client
+	// admin, when set, applies the template labels a kubelet may not set.
+	admin  kubernetes.Interface
+	rt     *runtime.Runtime
+	rec    record.EventRecorder
+	events record.EventBroadcaster
+	log    *slog.Logger
+	dir    string
+	ref    *corev1.ObjectReference
+	dialer *net.Dialer
+	http   *http.Client
 	// podsSynced, when set, tells the pool's shared pod watch has
 	// synced; otherwise the node watches its own pods.
 	podsSynced cache.InformerSynced
@@ -172,7 +177,11 @@ func (n *node) desired(now metav1.Time) *corev1.Node {
 		OperatingSystem: "linux", Architecture: goruntime.GOARCH,
 	}
 	if t := n.template; t != nil {
-		maps.Copy(node.Labels, t.Labels)
+		for k, v := range t.Labels {
+			if !nodeauth.IsRestrictedLabel(k) {
+				node.Labels[k] = v
+			}
+		}
 		if len(t.Annotations) > 0 {
 			maps.Copy(node.Annotations, t.Annotations)
 		}
@@ -296,6 +305,9 @@ func (n *node) tryRegister(ctx context.Context) error {
 	if err == nil {
 		n.lastReport = n.cfg.Clock.Now()
 		n.uid = created.UID
+		if err := n.applyRestrictedLabels(ctx, created); err != nil {
+			return err
+		}
 		return n.renewLease(ctx)
 	}
 	if !apierrors.IsAlreadyExists(err) {
@@ -332,7 +344,39 @@ func (n *node) tryRegister(ctx context.Context) error {
 	}
 	n.lastReport = n.cfg.Clock.Now()
 	n.uid = cur.UID
+	if err := n.applyRestrictedLabels(ctx, cur); err != nil {
+		return err
+	}
 	return n.renewLease(ctx)
+}
+
+// applyRestrictedLabels sets, with the administrator's client, the
+// template's labels the node may not set itself.
+func (n *node) applyRestrictedLabels(ctx context.Context, cur *corev1.Node) error {
+	if n.template == nil {
+		return nil
+	}
+	missing := map[string]any{}
+	for k, v := range n.template.Labels {
+		if got, ok := cur.Labels[k]; nodeauth.IsRestrictedLabel(k) && (!ok || got != v) {
+			missing[k] = v
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if n.admin == nil {
+		n.log.Warn("template labels a node may not set itself are not applied (no administrator client)", "labels", slices.Sorted(maps.Keys(missing)))
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": missing}})
+	if err != nil {
+		return fmt.Errorf("label node %s: %w", n.name, err)
+	}
+	if _, err := n.admin.CoreV1().Nodes().Patch(ctx, n.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("label node %s: %w", n.name, err)
+	}
+	return nil
 }
 
 func (n *node) nodeEvent(typ, reason, msg string) {

@@ -122,6 +122,12 @@ func (p *Pool) prepare(ctx context.Context) ([]*node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node client: %w", err)
 	}
+	var admin kubernetes.Interface
+	if cfg.AdminConfig != nil {
+		if admin, err = kubernetes.NewForConfig(cfg.AdminConfig); err != nil {
+			return nil, fmt.Errorf("node labeller client: %w", err)
+		}
+	}
 	// Which blocks registered nodes hold; a node of ours keeps its own.
 	held := map[string]int{}
 	taken := map[int]bool{}
@@ -192,7 +198,7 @@ func (p *Pool) prepare(ctx context.Context) ([]*node, error) {
 			return fail(fmt.Errorf("node %s client: %w", name, err))
 		}
 		n := &node{
-			cfg: cfg, index: i, name: name, ip: nodeIP(k), cidr: blockPrefix(k), ln: ln, cs: ncs,
+			cfg: cfg, index: i, name: name, ip: nodeIP(k), cidr: blockPrefix(k), ln: ln, cs: ncs, admin: admin,
 			log:     cfg.Logger.With("node", name),
 			dir:     filepath.Join(cfg.DataDir, name),
 			ref:     &corev1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)},

@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -454,7 +455,11 @@ func sortedKeys(m map[string]string) []string {
 // getConfigMap reads a ConfigMap; not found reads as the kubelet's
 // configmap manager says it: `configmap "x" not found`.
 func (w *podWorker) getConfigMap(ns, name string) (*corev1.ConfigMap, error) {
-	cm, err := w.n.cs.CoreV1().ConfigMaps(ns).Get(w.ctx, name, metav1.GetOptions{})
+	var cm *corev1.ConfigMap
+	err := w.related(func() (err error) {
+		cm, err = w.n.cs.CoreV1().ConfigMaps(ns).Get(w.ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmap"}, name)
 	}
@@ -466,7 +471,11 @@ func (w *podWorker) getConfigMap(ns, name string) (*corev1.ConfigMap, error) {
 
 // getSecret reads a Secret; not found reads `secret "x" not found`.
 func (w *podWorker) getSecret(ns, name string) (*corev1.Secret, error) {
-	s, err := w.n.cs.CoreV1().Secrets(ns).Get(w.ctx, name, metav1.GetOptions{})
+	var s *corev1.Secret
+	err := w.related(func() (err error) {
+		s, err = w.n.cs.CoreV1().Secrets(ns).Get(w.ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secret"}, name)
 	}
@@ -479,7 +488,11 @@ func (w *podWorker) getSecret(ns, name string) (*corev1.Secret, error) {
 // claimBound checks that a pod's claim exists and is bound to a volume
 // that exists, as the kubelet's volume manager does before mounting it.
 func (w *podWorker) claimBound(ns, name string) error {
-	pvc, err := w.n.cs.CoreV1().PersistentVolumeClaims(ns).Get(w.ctx, name, metav1.GetOptions{})
+	var pvc *corev1.PersistentVolumeClaim
+	err := w.related(func() (err error) {
+		pvc, err = w.n.cs.CoreV1().PersistentVolumeClaims(ns).Get(w.ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("error processing PVC %s/%s: %w", ns, name, apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumeclaim"}, name))
 	}
@@ -489,8 +502,41 @@ func (w *podWorker) claimBound(ns, name string) error {
 	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName == "" {
 		return fmt.Errorf("error processing PVC %s/%s: PVC is not bound", ns, name)
 	}
-	if _, err := w.n.cs.CoreV1().PersistentVolumes().Get(w.ctx, pvc.Spec.VolumeName, metav1.GetOptions{}); err != nil {
+	err = w.related(func() error {
+		_, err := w.n.cs.CoreV1().PersistentVolumes().Get(w.ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("error processing PVC %s/%s: failed to fetch PV %s from API server: %w", ns, name, pvc.Spec.VolumeName, err)
 	}
 	return nil
+}
+
+// relatedRetries bound how long related retries a denied read: about
+// 2.5s in all.
+const (
+	relatedRetries    = 9
+	relatedRetryFirst = 5 * time.Millisecond
+)
+
+// related runs get, a read of an object the pod references, retrying it
+// while the API server denies it. The node authorizer lets a node read
+// only what its pods reference, and learns of a pod from a watch of its
+// own: it may see the pod bound an instant after this node does (the
+// kubelet meets the same race and retries on its mount back-off; retrying
+// at once spares the pod a FailedMount event).
+func (w *podWorker) related(get func() error) error {
+	delay := relatedRetryFirst
+	for attempt := 1; ; attempt++ {
+		err := get()
+		if !apierrors.IsForbidden(err) || attempt == relatedRetries {
+			return err
+		}
+		select {
+		case <-w.ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"minik/internal/admission"
 	"minik/internal/api"
@@ -61,7 +62,8 @@ func loadAuthFiles(cfg Config) (authFiles, error) {
 // tokens), authorizers (system:masters, the node authorizer, RBAC), the
 // admission plugins that guard RBAC and node writes, the audit log, and
 // the informers (over a loopback client as system:apiserver, in
-// system:masters) that RBAC and token checks read instead of storage.
+// system:masters) that RBAC, the node authorizer's graph of pods and
+// token checks read instead of storage.
 type authStack struct {
 	authenticators []auth.Authenticator
 	authorizers    []auth.Authorizer
@@ -72,6 +74,8 @@ type authStack struct {
 
 	factory     informers.SharedInformerFactory
 	rbac        *rbac.Authorizer
+	nodeGraph   *node.Graph
+	graphSynced cache.InformerSynced
 	aggregation *rbac.AggregationController
 
 	stopInformers context.CancelFunc
@@ -98,9 +102,10 @@ func (s *Server) newAuthStack(ca *pki.CA, pkiDir, host string) (*authStack, erro
 	if err != nil {
 		return nil, err
 	}
-	st := &authStack{factory: informers.NewSharedInformerFactory(loopback, 0)}
+	st := &authStack{factory: informers.NewSharedInformerFactory(loopback, 0), nodeGraph: node.NewGraph()}
+	getter := auth.NewInformerGetter(st.factory, loopback)
 	st.issuer, err = auth.NewServiceAccountTokens(auth.ServiceAccountTokensConfig{
-		Key: key, Getter: auth.NewInformerGetter(st.factory, loopback),
+		Key: key, Getter: getter,
 	})
 	if err != nil {
 		return nil, err
@@ -113,13 +118,16 @@ func (s *Server) newAuthStack(ca *pki.CA, pkiDir, host string) (*authStack, erro
 	st.authenticators = []auth.Authenticator{auth.ClientCertAuthenticator{}, tokens}
 
 	st.rbac = rbac.New(st.factory)
-	st.authorizers = []auth.Authorizer{auth.MastersAuthorizer{}, node.NewAuthorizer(), st.rbac}
+	if st.graphSynced, err = st.nodeGraph.Populate(st.factory); err != nil {
+		return nil, fmt.Errorf("node authorizer graph: %w", err)
+	}
+	st.authorizers = []auth.Authorizer{auth.MastersAuthorizer{}, node.NewAuthorizer(st.nodeGraph), st.rbac}
 	if s.cfg.AuthorizationMode == AuthorizationAlwaysAllow {
 		st.authorizers = []auth.Authorizer{auth.AlwaysAllow{}}
 	}
 	st.validators = []admission.Validator{
 		&rbac.EscalationCheck{Authorizer: auth.Union(st.authorizers), Rules: st.rbac},
-		node.Restriction{},
+		node.Restriction{Pods: getter},
 	}
 	if st.aggregation, err = rbac.NewAggregationController(st.factory, loopback, s.log.With("component", "clusterrole-aggregation")); err != nil {
 		return nil, err
@@ -149,8 +157,8 @@ func (st *authStack) start(ctx context.Context, admin *rest.Config) error {
 	st.factory.Start(ictx.Done())
 	sctx, done := context.WithTimeout(ctx, 30*time.Second)
 	defer done()
-	if !syncwait.Synced(sctx, st.rbac.HasSynced) {
-		return fmt.Errorf("rbac informers did not sync")
+	if !syncwait.Synced(sctx, st.rbac.HasSynced, st.graphSynced) {
+		return fmt.Errorf("rbac and node authorizer informers did not sync")
 	}
 	st.wg.Add(1)
 	go func() {

@@ -139,7 +139,8 @@ func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (compo
 
 // nodes is the simulated nodes (Config.Nodes of them), each a kubelet
 // acting as system:node:<name> in system:nodes with a certificate minted
-// at start (not saved: thousands of nodes would fill the PKI dir).
+// at start (not saved: thousands of nodes would fill the PKI dir). The
+// --node-config labels a kubelet may not set are applied as the admin.
 func (s *Server) nodes(ca *pki.CA, base *rest.Config) (component, error) {
 	policy, err := runtime.ParseImagePolicy(s.cfg.ImagePolicy)
 	if err != nil {
@@ -162,6 +163,7 @@ func (s *Server) nodes(ca *pki.CA, base *rest.Config) (component, error) {
 		ImagePolicy: policy,
 		Timing:      timing,
 		KubeletPort: s.cfg.KubeletPort,
+		AdminConfig: base,
 		Logger:      s.log.With("component", "nodes"),
 		ClientConfig: func(node string) (*rest.Config, error) {
 			kp, err := ca.SignClient("system:node:"+node, []string{auth.GroupNodes}, 0)

@@ -67,8 +67,10 @@ func eventsRule() rbacv1.PolicyRule {
 
 // NodeRules are the permissions of a node (kube's system:node role). The
 // node authorizer (internal/auth/node) grants them to each node, narrowing
-// leases to the node's own; the NodeRestriction admission plugin narrows
-// writes to the node's own Node and to the pods bound to it.
+// secrets, configmaps, claims, volumes and service account tokens to
+// those its pods reference and leases to the node's own; the
+// NodeRestriction admission plugin narrows writes to the node's own Node
+// and to the pods bound to it.
 func NodeRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		newRule("create").groups(authenticationGroup).resources("tokenreviews").rule(),

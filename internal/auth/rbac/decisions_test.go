@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
@@ -102,7 +104,13 @@ func newFixture(t testing.TB) *fixture {
 	}
 	a := rbac.NewFromListers(rbaclisters.NewRoleLister(roles), rbaclisters.NewRoleBindingLister(roleBindings),
 		rbaclisters.NewClusterRoleLister(clusterRoles), rbaclisters.NewClusterRoleBindingLister(clusterRoleBindings))
-	return &fixture{rbac: a, chain: auth.Union{auth.MastersAuthorizer{}, node.NewAuthorizer(), a},
+	// Node n1 runs demo/web-1, which mounts the secret "token".
+	graph := node.NewGraph()
+	graph.AddPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web-1"}, Spec: corev1.PodSpec{
+		NodeName: "n1",
+		Volumes:  []corev1.Volume{{Name: "t", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "token"}}}},
+	}})
+	return &fixture{rbac: a, chain: auth.Union{auth.MastersAuthorizer{}, node.NewAuthorizer(graph), a},
 		roles: roles, roleBindings: roleBindings, clusterRoles: clusterRoles, clusterRoleBindings: clusterRoleBindings}
 }
 
@@ -208,7 +216,9 @@ var decisionCases = []struct {
 	{"a node reports its status", res(node1, "patch", "", "nodes/status", "", "n1")},
 	{"a node reports a pod's status", res(node1, "update", "", "pods/status", "demo", "web-1")},
 	{"a node binds a pod", res(node1, "create", "", "pods/binding", "demo", "web-1")},
-	{"a node reads a secret", res(node1, "get", "", "secrets", "demo", "token")},
+	{"a node reads a secret its pod mounts", res(node1, "get", "", "secrets", "demo", "token")},
+	{"a node reads a secret none of its pods references", res(node1, "get", "", "secrets", "demo", "other")},
+	{"a node lists secrets", res(node1, "list", "", "secrets", "demo", "")},
 	{"a node deletes a deployment", res(node1, "delete", "apps", "deployments", "demo", "web")},
 }
 
