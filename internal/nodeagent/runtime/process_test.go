@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +114,16 @@ func TestStartError(t *testing.T) {
 
 func TestServersAnswerOnThePodIP(t *testing.T) {
 	rt := New(Config{Speed: 1000})
-	c, logs := startOn(t, rt, ContainerSpec{Image: "hashicorp/http-echo:1.0", Args: []string{"-text=hi there", "-listen=:18080"}, IP: "127.0.0.1"})
-	resp, err := http.Get("http://127.0.0.1:18080/anything")
+	// A free port: a fixed one may be another program's (a minikd's
+	// Ingress proxy listens on 127.0.0.1:18080).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	c, logs := startOn(t, rt, ContainerSpec{Image: "hashicorp/http-echo:1.0", Args: []string{"-text=hi there", "-listen=:" + port}, IP: "127.0.0.1"})
+	resp, err := http.Get("http://127.0.0.1:" + port + "/anything")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +140,11 @@ func TestServersAnswerOnThePodIP(t *testing.T) {
 	if e := c.Exit(); e.Code != 0 {
 		t.Fatalf("exit %+v", e)
 	}
-	l := strings.Join(logs.get(), "\n")
-	if !strings.Contains(l, "server is listening on :18080") || !strings.Contains(l, `"GET /anything HTTP/1.1" 200 9`) {
-		t.Fatalf("logs:\n%s", l)
+	lines := strings.Join(logs.get(), "\n")
+	if !strings.Contains(lines, "server is listening on :"+port) || !strings.Contains(lines, `"GET /anything HTTP/1.1" 200 9`) {
+		t.Fatalf("logs:\n%s", lines)
 	}
-	if _, err := http.Get("http://127.0.0.1:18080/"); err == nil {
+	if _, err := http.Get("http://127.0.0.1:" + port + "/"); err == nil {
 		t.Fatal("the server still answers after its container stopped")
 	}
 }
