@@ -52,7 +52,7 @@ type fuzzTarget struct {
 var fuzzTargets = []fuzzTarget{
 	{path: "/api/v1/namespaces/fuzz/pods", gv: corev1.SchemeGroupVersion, obj: &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"a": "b"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"a": "b"}, Finalizers: []string{"example.com/keep"}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
 				Name: "web", Image: "nginx:1.27",
@@ -331,6 +331,10 @@ func FuzzStrategicMergePatch(f *testing.F) {
 		`{"spec":{"$retainKeys":[{"a":1}]}}`,
 		`{"spec":{"volumes":[{"name":"data","$retainKeys":[["x"]]}]}}`,
 		`{"spec":{"$retainKeys":"x"}}`,
+		`{"spec":{"$retainKeys":[["a"]]}}`,
+		`{"spec":{"containers":[{"name":"web","ports":[{"containerPort":{"a":1}}]}]}}`,
+		// $setElementOrder of a list of scalars naming an object.
+		`{"metadata":{"$setElementOrder/finalizers":[{"a":1}]}}`,
 		`{"spec":{"$setElementOrder/containers":[{"name":{"a":1}}]}}`,
 		`{"metadata":{"$deleteFromPrimitiveList/finalizers":[{"a":1}]}}`,
 	} {

@@ -142,7 +142,7 @@ func strategicMergePatch(current, patch []byte, dataStruct runtime.Object) ([]by
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if err := checkStrategicPatch(p, lookup); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return nil, strategicPatchError(err)
 	}
 	out, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(orig, p, lookup)
 	if err != nil {
@@ -169,10 +169,10 @@ func strategicPatchError(err error) error {
 
 // checkStrategicPatch walks a strategic merge patch with its schema and
 // refuses values the library uses as map keys or compares with ==, where
-// a map or a list panics: the entries of $retainKeys,
-// $deleteFromPrimitiveList and $setElementOrder lists, the values of merge
-// keys, and the elements of merged lists of scalars. lookup is nil below
-// fields the schema does not describe, where only directives are checked.
+// a map or a list panics: the entries of $retainKeys and $setElementOrder
+// lists, the values of merge keys; and lists of lists, which it does not
+// support. lookup is nil below fields the schema does not describe, where
+// only directives are checked.
 func checkStrategicPatch(patch map[string]any, lookup strategicpatch.LookupPatchMeta) error {
 	for k, v := range patch {
 		switch {
@@ -180,12 +180,15 @@ func checkStrategicPatch(patch map[string]any, lookup strategicpatch.LookupPatch
 			if !scalarList(v, false) {
 				return mergepatch.ErrBadPatchFormatForRetainKeys
 			}
-		case strings.HasPrefix(k, "$deleteFromPrimitiveList/"):
-			if !scalarList(v, false) {
-				return mergepatch.ErrBadPatchFormatForPrimitiveList
-			}
 		case strings.HasPrefix(k, "$setElementOrder/"):
-			if !scalarList(v, true) {
+			// A list of maps is ordered by their merge keys' values, a
+			// list of scalars by its values.
+			keyed := false
+			if lookup != nil {
+				_, pm, err := lookup.LookupPatchMetadataForSlice(strings.TrimPrefix(k, "$setElementOrder/"))
+				keyed = err == nil && pm.GetPatchMergeKey() != ""
+			}
+			if !scalarList(v, keyed) {
 				return mergepatch.ErrBadPatchFormatForSetElementOrderList
 			}
 		case strings.HasPrefix(k, "$"):
@@ -221,11 +224,8 @@ func checkStrategicValue(k string, v any, lookup strategicpatch.LookupPatchMeta)
 		for _, e := range v {
 			m, ok := e.(map[string]any)
 			if !ok {
-				if lookup != nil && !scalar(e) {
-					if _, isList := e.([]any); isList {
-						return mergepatch.ErrNoListOfLists
-					}
-					return fmt.Errorf("the list %s holds a map among other values: %v", k, e)
+				if _, isList := e.([]any); isList && lookup != nil {
+					return mergepatch.ErrNoListOfLists
 				}
 				continue
 			}
