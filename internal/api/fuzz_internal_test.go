@@ -282,6 +282,10 @@ func FuzzJSONPatch(f *testing.F) {
 		// in the library).
 		`[{"op":"test","path":""}]`,
 		`[{"op":"test","path":"","value":null}]`,
+		// The replacement of the document itself with no value (the
+		// same nil pointer).
+		`[{"op":"replace","path":""}]`,
+		`[{"op":"replace","path":"","value":null}]`,
 		`[{"op":"copy","from":"","path":"/metadata/annotations/x"}]`,
 	} {
 		for ti := range fuzzTargets {

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -107,19 +108,20 @@ func unprocessablePatch(err error) error {
 	return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 }
 
-// checkJSONPatch refuses what the json-patch library would panic on: a
-// test of the whole document without a value (the library's nil pointer)
-// fails as a test of any other path without one does.
+// checkJSONPatch refuses what the json-patch library would panic on (a
+// nil pointer): an operation on the whole document without a value. A
+// test of it fails, as a test of any other path without a value does; a
+// replacement of it needs an object or an array.
 func checkJSONPatch(p jsonpatch.Patch) error {
 	for _, op := range p {
-		if op.Kind() != "test" {
+		if path, err := op.Path(); err != nil || path != "" || op["value"] != nil {
 			continue
 		}
-		if path, err := op.Path(); err != nil || path != "" {
-			continue
-		}
-		if v := op["value"]; v == nil {
+		switch op.Kind() {
+		case "test":
 			return fmt.Errorf("testing value %s failed: %w", "", jsonpatch.ErrTestFailed)
+		case "replace":
+			return errors.New("replace operation value must be object or array")
 		}
 	}
 	return nil
