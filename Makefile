@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: all build test ecosystem lint bench demo clean
+.PHONY: all build test ecosystem lint bench fuzz demo clean
 
 all: build
 
@@ -23,6 +23,19 @@ lint: ## gofmt check and go vet
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd test/ecosystem && $(GO) vet ./...
+
+# The native fuzz targets (their seeds also run under `make test`), each
+# for FUZZTIME on FUZZPARALLEL workers; a failing input lands in the
+# package's testdata/fuzz/<target>/, to be committed with its fix.
+FUZZTIME     ?= 20s
+FUZZPARALLEL ?= 2
+FUZZ_TARGETS := FuzzCreate FuzzUpdate FuzzJSONPatch FuzzMergePatch FuzzStrategicMergePatch FuzzApply
+
+fuzz: ## run each fuzz target for FUZZTIME (request decoding and each patch type)
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $$t for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) ./internal/api/ || exit 1; \
+	done
 
 bench: ## API vs raw etcd benchmarks and start-up time
 	$(GO) test -run '^$$' -bench . -benchtime 2000x ./internal/api/

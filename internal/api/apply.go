@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -150,15 +151,27 @@ func (h *resourceHandler) applyCreate(ctx context.Context, info *RequestInfo, dr
 	return h.create(ctx, info.Namespace, obj, dryRun)
 }
 
-// applyError is what kube answers for a failed apply: its Status errors
-// (conflicts, bad requests) as they are, anything else (a configuration
-// the schema rejects) as a 500 carrying the message.
+// applyError is what a failed apply answers: its Status errors
+// (conflicts, bad requests) as they are; a configuration the schema
+// rejects (the field manager cannot type it) a 400 carrying the field
+// manager's message; anything else a 500 carrying it. kube-apiserver
+// v1.37 answers the schema's refusal with a 500 too (kubernetes#139253,
+// which its pending fix makes the 400 answered here): the fault is the
+// client's, and clients must not retry it as a server error.
 func applyError(err error) error {
 	if _, ok := err.(apierrors.APIStatus); ok {
 		return err
+	}
+	if strings.HasPrefix(err.Error(), typedPatchErrorPrefix) {
+		return apierrors.NewBadRequest(err.Error())
 	}
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 		Reason: metav1.StatusReasonUnknown, Message: err.Error(),
 	}}
 }
+
+// typedPatchErrorPrefix starts the field manager's error for an applied
+// configuration that does not fit the kind's schema (structuredmerge's
+// "failed to create typed patch object (<object>): <errors>").
+const typedPatchErrorPrefix = "failed to create typed patch object"

@@ -233,9 +233,11 @@ func TestServerSideApply(t *testing.T) {
 			t.Fatalf("code %d: %s", code, body)
 		}
 	})
-	t.Run("a field the schema does not know fails the apply as kube does", func(t *testing.T) {
+	t.Run("a field the schema does not know fails the apply with a 400 carrying the field manager's message", func(t *testing.T) {
+		// kube v1.37 answers a 500 here (kubernetes#139253; its pending
+		// fix answers this 400).
 		code, body := applyRaw(t, cs, path, strings.Replace(webApply, "  replicas: 2\n", "  replicas: 2\n  bogus: 1\n", 1), map[string]string{"fieldManager": "tester"})
-		if code != http.StatusInternalServerError || !strings.Contains(string(body), ".spec.bogus: field not declared in schema") {
+		if code != http.StatusBadRequest || !strings.Contains(string(body), "failed to create typed patch object (/web; apps/v1, Kind=Deployment): .spec.bogus: field not declared in schema") {
 			t.Fatalf("code %d: %s", code, body)
 		}
 	})

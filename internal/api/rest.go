@@ -50,6 +50,9 @@ type resourceHandler struct {
 	// handler stops serving (nil for built-in resources).
 	custom *customResource
 	gone   chan struct{}
+	// beforeWrite, when set (by tests only), runs before each
+	// compare-and-swap of an update, with the object's key.
+	beforeWrite func(ctx context.Context, key string)
 }
 
 func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
@@ -622,10 +625,17 @@ func conflict(res *registry.Resource, name string) error {
 // none).
 type mutation func(current runtime.Object) (updated runtime.Object, err error)
 
+// maxUpdateAttempts bounds how often an update that named no
+// resourceVersion is tried while other writers keep changing the object.
+const maxUpdateAttempts = 20
+
 // update applies mut to the stored object, retrying on conflicts unless
-// the client named a resourceVersion. sub is "" or "status".
+// the client named a resourceVersion. sub is "" or a subresource. It
+// returns the object written, or an error: after maxUpdateAttempts lost
+// races kube's 409 Conflict, so that nothing answers success for a write
+// that did not happen.
 func (h *resourceHandler) update(ctx context.Context, ns, name, sub string, dryRun bool, mut mutation) (runtime.Object, error) {
-	for attempt := 0; ; attempt++ {
+	for attempt := 1; ; attempt++ {
 		kv, err := h.s.store.Get(ctx, h.key(ns, name))
 		if err != nil {
 			return nil, h.storageError(err, name)
@@ -639,10 +649,12 @@ func (h *resourceHandler) update(ctx context.Context, ns, name, sub string, dryR
 			return nil, err
 		}
 		out, retry, err := h.tryUpdate(ctx, kv, current, updated, sub, dryRun)
-		if retry && attempt < 20 {
-			continue
+		if !retry {
+			return out, err
 		}
-		return out, err
+		if attempt >= maxUpdateAttempts {
+			return nil, conflict(h.res, name)
+		}
 	}
 }
 
@@ -752,6 +764,9 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 	}
 	if dryRun {
 		return obj, false, nil
+	}
+	if h.beforeWrite != nil {
+		h.beforeWrite(ctx, kv.Key)
 	}
 	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !h.pendingSpecFinalizers(obj) {
 		// The last finalizer is gone: the object goes.

@@ -3,6 +3,9 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -17,7 +20,10 @@ import (
 // sample-controller's processNextWorkItem: each key taken from the queue
 // is reconciled once at a time; on success it is forgotten, on error it is
 // requeued with the queue's rate limit, and a RequeueAfter error asks for
-// it again after a delay.
+// it again after a delay. A reconcile that panics is recovered (as
+// controller-runtime's RecoverPanic does): the panic is logged at error
+// with its stack and counts as a failure, so the key is retried with
+// back-off and the process goes on.
 type Workers[T comparable] struct {
 	// Queue holds the keys to reconcile.
 	Queue workqueue.TypedRateLimitingInterface[T]
@@ -34,7 +40,19 @@ type Workers[T comparable] struct {
 	// a row (kube's controllers use 15); an event on the object brings it
 	// back.
 	MaxRetries int
+	// Logger logs recovered panics; nil means slog.Default().
+	Logger *slog.Logger
 }
+
+// PanicError is the failure of a reconcile that panicked.
+type PanicError struct {
+	// Value is what the reconcile panicked with.
+	Value any
+	// Stack is the panicking goroutine's stack.
+	Stack []byte
+}
+
+func (p *PanicError) Error() string { return fmt.Sprintf("reconcile panicked: %v", p.Value) }
 
 // RequeueAfter is an error asking for the key to be reconciled again after
 // Delay, without counting as a failure (for example while a namespace's
@@ -72,7 +90,7 @@ func (w Workers[T]) next(ctx context.Context) bool {
 		return false
 	}
 	defer w.Queue.Done(key)
-	err := w.Reconcile(ctx, key)
+	err := w.reconcile(ctx, key)
 	var again *RequeueAfter
 	switch {
 	case err == nil:
@@ -93,6 +111,25 @@ func (w Workers[T]) next(ctx context.Context) bool {
 		w.Queue.AddRateLimited(key)
 	}
 	return true
+}
+
+// reconcile runs Reconcile, turning a panic into a *PanicError logged at
+// error with its stack.
+func (w Workers[T]) reconcile(ctx context.Context, key T) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		pe := &PanicError{Value: r, Stack: debug.Stack()}
+		log := w.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		log.ErrorContext(ctx, "reconcile panicked; retrying with back-off", "key", key, "panic", fmt.Sprint(r), "stack", string(pe.Stack))
+		err = pe
+	}()
+	return w.Reconcile(ctx, key)
 }
 
 // Deleted returns the object of an informer's delete notification, which
