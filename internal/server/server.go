@@ -266,6 +266,14 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	defer db.Close()
+	store := storage.New(db.Client)
+	// The watch monitor tells /readyz whether watches still deliver (and
+	// etcd still takes writes); it stops before etcd does.
+	monitor := store.NewWatchMonitor(storage.WatchMonitorConfig{Logger: s.log.With("component", "etcd-watch")})
+	monCtx, stopMonitor := context.WithCancel(context.Background())
+	monDone := make(chan struct{})
+	go func() { defer close(monDone); _ = monitor.Start(monCtx) }()
+	defer func() { stopMonitor(); <-monDone }()
 
 	resources := registry.All()
 	oapi, err := openapi.NewHandler(resources, api.Scheme)
@@ -283,7 +291,7 @@ func (s *Server) Start(ctx context.Context) error {
 	// escalation check and NodeRestriction run after ServiceAccount.
 	chain := &admission.Chain{}
 	apiServer, err := api.New(api.Config{
-		Store:          storage.New(db.Client),
+		Store:          store,
 		Resources:      resources,
 		Authenticators: stack.authenticators,
 		Authorizers:    stack.authorizers,
@@ -295,6 +303,10 @@ func (s *Server) Start(ctx context.Context) error {
 		Extra:          map[string]http.Handler{"/openapi/": oapi},
 		Version:        version.Info(),
 		Logger:         s.log,
+		ReadyChecks: []api.ReadyCheck{
+			{Name: "etcd", Check: monitor.CheckEtcd},
+			{Name: "etcd-watch", Check: monitor.CheckWatch},
+		},
 
 		ServiceClusterIPRange: s.serviceIPs,
 		ServiceNodePortRange:  s.nodePorts,
