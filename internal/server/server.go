@@ -36,6 +36,7 @@ import (
 	"minik/internal/auth"
 	"minik/internal/controllers/persistentvolume"
 	"minik/internal/etcd"
+	"minik/internal/leaderelect"
 	"minik/internal/nodeagent"
 	"minik/internal/openapi"
 	"minik/internal/pki"
@@ -72,9 +73,15 @@ type Config struct {
 	// client; zero means the manager's defaults (200 and 400).
 	ControllerQPS   float32
 	ControllerBurst int
-	// LeaderElect runs the controllers (and scheduler) only in the minikd
-	// holding their Lease, for several minikd sharing one etcd.
+	// LeaderElect runs the controllers, the scheduler, and the nodes with
+	// the data plane each only in the minikd holding their Lease
+	// (kube-controller-manager, kube-scheduler, minik-nodes), for several
+	// minikd sharing one etcd.
 	LeaderElect bool
+	// LeaderElection is the elections' timing (kube's
+	// --leader-elect-lease-duration, -renew-deadline, -retry-period);
+	// zero fields mean kube's defaults.
+	LeaderElection leaderelect.Timing
 	// ShutdownTimeout bounds the wait for in-flight requests on stop.
 	// Zero means 10 seconds.
 	ShutdownTimeout time.Duration
@@ -184,6 +191,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("--data-dir %q: %w", cfg.DataDir, err)
 	}
 	cfg.DataDir = abs
+	if err := cfg.LeaderElection.Validate(); err != nil {
+		return nil, fmt.Errorf("--leader-elect-*: %w", err)
+	}
 	if cfg.ServiceClusterIPRange == "" {
 		cfg.ServiceClusterIPRange = api.DefaultServiceClusterIPRange
 	}
