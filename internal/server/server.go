@@ -242,6 +242,25 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir %s: %w", s.cfg.DataDir, err)
 	}
+	// etcd starts while the certificates are made and loaded: neither needs
+	// the other. An error before etcd is taken below still closes it.
+	type etcdStarted struct {
+		db  *etcd.Etcd
+		err error
+	}
+	dbc := make(chan etcdStarted, 1)
+	go func() {
+		db, err := etcd.Start(ctx, etcd.Config{DataDir: s.cfg.DataDir, Servers: s.cfg.EtcdServers})
+		dbc <- etcdStarted{db, err}
+	}()
+	etcdTaken := false
+	defer func() {
+		if !etcdTaken {
+			if r := <-dbc; r.db != nil {
+				r.db.Close()
+			}
+		}
+	}()
 	pkiDir := filepath.Join(s.cfg.DataDir, "pki")
 	ca, err := pki.LoadOrCreateCA(pkiDir)
 	if err != nil {
@@ -271,10 +290,12 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("load serving certificate: %w", err)
 	}
 
-	db, err := etcd.Start(ctx, etcd.Config{DataDir: s.cfg.DataDir, Servers: s.cfg.EtcdServers})
-	if err != nil {
-		return err
+	started := <-dbc
+	etcdTaken = true
+	if started.err != nil {
+		return started.err
 	}
+	db := started.db
 	defer db.Close()
 	store := storage.New(db.Client)
 	// The watch monitor tells /readyz whether watches still deliver (and
