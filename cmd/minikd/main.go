@@ -10,10 +10,12 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"minik/internal/api"
+	"minik/internal/leaderelect"
 	"minik/internal/server"
 	"minik/internal/version"
 )
@@ -32,6 +34,7 @@ func newCommand() *cobra.Command {
 		workers, ctrlBurst                                  int
 		ctrlQPS                                             float64
 		leaderElect, kubeconfigMerge                        bool
+		election                                            leaderelect.Timing
 		// network holds the Service and data-plane flags.
 		network server.Config
 		// nodes holds the simulated nodes' flags.
@@ -55,7 +58,7 @@ func newCommand() *cobra.Command {
 			cfg := server.Config{
 				DataDir: dataDir, Listen: listen, Out: os.Stdout, Logger: logger,
 				AutoNetwork: true, ClusterName: clusterName, KubeconfigMerge: kubeconfigMerge,
-				Controllers: ctrls, ControllerWorkers: workers, LeaderElect: leaderElect,
+				Controllers: ctrls, ControllerWorkers: workers, LeaderElect: leaderElect, LeaderElection: election,
 				ControllerQPS: float32(ctrlQPS), ControllerBurst: ctrlBurst,
 			}
 			if etcdServers != "" {
@@ -88,7 +91,10 @@ func newCommand() *cobra.Command {
 	f.IntVar(&workers, "controller-workers", 5, "workers per controller")
 	f.Float64Var(&ctrlQPS, "controller-qps", 200, "queries per second the controller manager may send the API server (client-go's default of 5 would throttle a rollout)")
 	f.IntVar(&ctrlBurst, "controller-burst", 400, "burst of the controller manager's API client")
-	f.BoolVar(&leaderElect, "leader-elect", false, "run controllers and scheduler only while holding their Lease (for several minikd sharing one etcd)")
+	f.BoolVar(&leaderElect, "leader-elect", false, "run controllers, scheduler and the nodes with the data plane only while holding their Lease (for several minikd sharing one etcd)")
+	f.DurationVar(&election.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long candidates wait after the leader's last renewal before taking over")
+	f.DurationVar(&election.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops leading")
+	f.DurationVar(&election.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "how often candidates try to take the lease and the leader renews it")
 	f.StringVar(&network.ServiceClusterIPRange, "service-cluster-ip-range", "", "CIDR of Service cluster IPs; a loopback block makes ClusterIPs reachable from the host (keep it clear of the nodes' pod ranges); default: the cluster's slot of "+api.DefaultServiceClusterIPRange+", a /20 (127.96.0.0/20 for the first cluster on the host)")
 	f.StringVar(&network.NodePortAddress, "node-port-address", "", "host address NodePort Services answer on; default: the cluster's host address (127.0.0.1 for the first cluster on the host)")
 	f.StringVar(&network.ServiceNodePortRange, "service-node-port-range", api.DefaultServiceNodePortRange, "port range of NodePort Services (served on 127.0.0.1)")
@@ -107,5 +113,6 @@ func newCommand() *cobra.Command {
 	f.StringVar(&authn.AuditPolicyFile, "audit-policy", "", "audit.k8s.io/v1 Policy file (default: every request at Metadata); events go to <data-dir>/audit.log")
 	cmd.AddCommand(newAgentCommand())
 	cmd.AddCommand(newKubeconfigCommand())
+	cmd.AddCommand(newEtcdMemberCommand())
 	return cmd
 }

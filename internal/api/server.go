@@ -78,6 +78,9 @@ type Config struct {
 	// ServiceNodePortRange is where node ports come from; the zero range
 	// means DefaultServiceNodePortRange.
 	ServiceNodePortRange utilnet.PortRange
+	// ReadyChecks are /readyz's checks beside the server's own start-up
+	// (SetReady): etcd, etcd-watch.
+	ReadyChecks []ReadyCheck
 }
 
 // VersionInfo is the body of /version.
@@ -207,6 +210,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/healthz", s.serveHealth)
 	s.mux.HandleFunc("/livez", s.serveHealth)
 	s.mux.HandleFunc("/readyz", s.serveReady)
+	s.mux.HandleFunc("/readyz/", s.writeReadyzCheck)
 	s.mux.HandleFunc("/version", s.serveVersion)
 	for prefix, h := range cfg.Extra {
 		s.mux.Handle(prefix, h)
@@ -424,13 +428,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "ok")
 }
 
+// serveReady answers /readyz: the server's start-up and Config.ReadyChecks,
+// in kube-apiserver's format (see writeReadyz).
 func (s *Server) serveReady(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if !s.ready.Load() {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprint(w, "[-]poststarthook/minik-ready failed: not finished\nreadyz check failed")
-		return
-	}
-	fmt.Fprint(w, "ok")
+	s.writeReadyz(w, r)
 }

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -30,6 +29,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
+	"minik/internal/leaderelect"
 	"minik/internal/syncwait"
 )
 
@@ -89,6 +89,9 @@ type Config struct {
 	// Identity names this manager in the Lease; empty means host name and
 	// process id.
 	Identity string
+	// LeaderElection is the election's timing; zero fields mean kube's
+	// defaults (15 s lease, 10 s renew deadline, 2 s retry period).
+	LeaderElection leaderelect.Timing
 	// Clock tells the time; nil means the real clock.
 	Clock clock.WithTicker
 	// Logger logs; nil means slog.Default().
@@ -199,12 +202,13 @@ func (m *Manager) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("controllers: leader lock: %w", err)
 	}
+	timing := m.cfg.LeaderElection.WithDefaults()
 	var wg sync.WaitGroup
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   15 * time.Second,
-		RenewDeadline:   10 * time.Second,
-		RetryPeriod:     2 * time.Second,
+		LeaseDuration:   timing.LeaseDuration,
+		RenewDeadline:   timing.RenewDeadline,
+		RetryPeriod:     timing.RetryPeriod,
 		ReleaseOnCancel: true,
 		Name:            "kube-controller-manager",
 		Callbacks: leaderelection.LeaderCallbacks{

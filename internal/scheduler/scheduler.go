@@ -52,6 +52,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
+
+	"minik/internal/leaderelect"
 )
 
 // DefaultSchedulerName is the spec.schedulerName this scheduler serves.
@@ -96,6 +98,9 @@ type Config struct {
 	// Identity names this scheduler in the Lease; empty means host name
 	// and process id.
 	Identity string
+	// LeaderElection is the election's timing; zero fields mean kube's
+	// defaults (15 s lease, 10 s renew deadline, 2 s retry period).
+	LeaderElection leaderelect.Timing
 	// Clock tells the time; nil means the real clock.
 	Clock clock.WithTicker
 	// Logger logs; nil means slog.Default().
@@ -221,12 +226,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scheduler: leader lock: %w", err)
 	}
+	timing := s.cfg.LeaderElection.WithDefaults()
 	var wg sync.WaitGroup
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
-		LeaseDuration:   15 * time.Second,
-		RenewDeadline:   10 * time.Second,
-		RetryPeriod:     2 * time.Second,
+		LeaseDuration:   timing.LeaseDuration,
+		RenewDeadline:   timing.RenewDeadline,
+		RetryPeriod:     timing.RetryPeriod,
 		ReleaseOnCancel: true,
 		Name:            "kube-scheduler",
 		Callbacks: leaderelection.LeaderCallbacks{

@@ -3,9 +3,11 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -15,6 +17,7 @@ import (
 	"minik/internal/controllers"
 	"minik/internal/controllers/all"
 	"minik/internal/dataplane"
+	"minik/internal/leaderelect"
 	"minik/internal/nodeagent"
 	"minik/internal/nodeagent/runtime"
 	"minik/internal/pki"
@@ -55,16 +58,17 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 			return nil, err
 		}
 		mgr, err := controllers.NewManager(controllers.Config{
-			RESTConfig:  ctrlCfg,
-			Controllers: s.cfg.Controllers,
-			Known:       all.Controllers(),
-			Workers:     s.cfg.ControllerWorkers,
-			QPS:         s.cfg.ControllerQPS,
-			Burst:       s.cfg.ControllerBurst,
-			LeaderElect: s.cfg.LeaderElect,
-			Identity:    leaderID,
-			Logger:      s.log.With("component", "controller-manager"),
-			RootCA:      ca.CertPEM,
+			RESTConfig:     ctrlCfg,
+			Controllers:    s.cfg.Controllers,
+			Known:          all.Controllers(),
+			Workers:        s.cfg.ControllerWorkers,
+			QPS:            s.cfg.ControllerQPS,
+			Burst:          s.cfg.ControllerBurst,
+			LeaderElect:    s.cfg.LeaderElect,
+			Identity:       leaderID,
+			Logger:         s.log.With("component", "controller-manager"),
+			LeaderElection: s.cfg.LeaderElection,
+			RootCA:         ca.CertPEM,
 		})
 		if err != nil {
 			return nil, err
@@ -77,31 +81,72 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 			return nil, err
 		}
 		sched, err := scheduler.New(scheduler.Config{
-			RESTConfig:  schedCfg,
-			LeaderElect: s.cfg.LeaderElect,
-			Identity:    leaderID,
-			Logger:      s.log.With("component", "scheduler"),
+			RESTConfig:     schedCfg,
+			LeaderElect:    s.cfg.LeaderElect,
+			Identity:       leaderID,
+			Logger:         s.log.With("component", "scheduler"),
+			LeaderElection: s.cfg.LeaderElection,
 		})
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, component{name: "scheduler", start: sched.Start})
 	}
+	// The simulated nodes and the data plane stand for the machines of
+	// the cluster: they bind this host's loopback addresses and name their
+	// Nodes minik-node-1 …, so with several minikd only one may run them.
+	var machines []component
 	if s.cfg.Nodes > 0 {
 		nodes, err := s.nodes(ca, base)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, nodes)
+		machines = append(machines, nodes)
 	}
 	if s.cfg.ServiceProxy || s.cfg.IngressHTTP != "" || s.cfg.IngressHTTPS != "" {
 		dp, err := s.dataPlane(ca, pkiDir, base)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, dp)
+		machines = append(machines, dp)
 	}
+	if !s.cfg.LeaderElect || len(machines) == 0 {
+		return append(out, machines...), nil
+	}
+	cs, err := kubernetes.NewForConfig(base)
+	if err != nil {
+		return nil, fmt.Errorf("nodes leader client: %w", err)
+	}
+	log := s.log.With("component", "nodes-leader")
+	out = append(out, component{name: "nodes-leader", start: func(ctx context.Context) error {
+		return leaderelect.Run(ctx, cs, NodesLease, leaderID, s.cfg.LeaderElection, log, func(ctx context.Context) error {
+			return runAll(ctx, machines, log)
+		})
+	}})
 	return out, nil
+}
+
+// NodesLease is the Lease in kube-system whose holder runs the simulated
+// nodes and the data plane when several minikd share one etcd
+// (--leader-elect): on failover the new holder's nodes take over the
+// Nodes and the pods bound to them, as kubelets restarted on the same
+// machines would.
+const NodesLease = "minik-nodes"
+
+// runAll runs components until ctx is done and returns once all stopped.
+func runAll(ctx context.Context, comps []component, log *slog.Logger) error {
+	var wg sync.WaitGroup
+	for _, c := range comps {
+		wg.Add(1)
+		go func(c component) {
+			defer wg.Done()
+			if err := c.start(ctx); err != nil && ctx.Err() == nil {
+				log.Error("component stopped", "component", c.name, "err", err)
+			}
+		}(c)
+	}
+	wg.Wait()
+	return nil
 }
 
 // dataPlane is the Service proxy and the Ingress/Gateway proxy, with their

@@ -36,6 +36,7 @@ import (
 	"minik/internal/auth"
 	"minik/internal/controllers/persistentvolume"
 	"minik/internal/etcd"
+	"minik/internal/leaderelect"
 	"minik/internal/nodeagent"
 	"minik/internal/openapi"
 	"minik/internal/pki"
@@ -95,9 +96,15 @@ type Config struct {
 	// client; zero means the manager's defaults (200 and 400).
 	ControllerQPS   float32
 	ControllerBurst int
-	// LeaderElect runs the controllers (and scheduler) only in the minikd
-	// holding their Lease, for several minikd sharing one etcd.
+	// LeaderElect runs the controllers, the scheduler, and the nodes with
+	// the data plane each only in the minikd holding their Lease
+	// (kube-controller-manager, kube-scheduler, minik-nodes), for several
+	// minikd sharing one etcd.
 	LeaderElect bool
+	// LeaderElection is the elections' timing (kube's
+	// --leader-elect-lease-duration, -renew-deadline, -retry-period);
+	// zero fields mean kube's defaults.
+	LeaderElection leaderelect.Timing
 	// ShutdownTimeout bounds the wait for in-flight requests on stop.
 	// Zero means 10 seconds.
 	ShutdownTimeout time.Duration
@@ -214,6 +221,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("--data-dir %q: %w", cfg.DataDir, err)
 	}
 	cfg.DataDir = abs
+	if err := cfg.LeaderElection.Validate(); err != nil {
+		return nil, fmt.Errorf("--leader-elect-*: %w", err)
+	}
 	if cfg.ServiceClusterIPRange == "" && !cfg.AutoNetwork {
 		cfg.ServiceClusterIPRange = api.DefaultServiceClusterIPRange
 	}
@@ -273,6 +283,25 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.place(); err != nil {
 		return err
 	}
+	// etcd starts while the certificates are made and loaded: neither needs
+	// the other. An error before etcd is taken below still closes it.
+	type etcdStarted struct {
+		db  *etcd.Etcd
+		err error
+	}
+	dbc := make(chan etcdStarted, 1)
+	go func() {
+		db, err := etcd.Start(ctx, etcd.Config{DataDir: s.cfg.DataDir, Servers: s.cfg.EtcdServers})
+		dbc <- etcdStarted{db, err}
+	}()
+	etcdTaken := false
+	defer func() {
+		if !etcdTaken {
+			if r := <-dbc; r.db != nil {
+				r.db.Close()
+			}
+		}
+	}()
 	pkiDir := filepath.Join(s.cfg.DataDir, "pki")
 	ca, err := pki.LoadOrCreateCA(pkiDir)
 	if err != nil {
@@ -302,11 +331,21 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("load serving certificate: %w", err)
 	}
 
-	db, err := etcd.Start(ctx, etcd.Config{DataDir: s.cfg.DataDir, Servers: s.cfg.EtcdServers})
-	if err != nil {
-		return err
+	started := <-dbc
+	etcdTaken = true
+	if started.err != nil {
+		return started.err
 	}
+	db := started.db
 	defer db.Close()
+	store := storage.New(db.Client)
+	// The watch monitor tells /readyz whether watches still deliver (and
+	// etcd still takes writes); it stops before etcd does.
+	monitor := store.NewWatchMonitor(storage.WatchMonitorConfig{Logger: s.log.With("component", "etcd-watch")})
+	monCtx, stopMonitor := context.WithCancel(context.Background())
+	monDone := make(chan struct{})
+	go func() { defer close(monDone); _ = monitor.Start(monCtx) }()
+	defer func() { stopMonitor(); <-monDone }()
 
 	resources := registry.All()
 	oapi, err := openapi.NewHandler(resources, api.Scheme)
@@ -324,7 +363,7 @@ func (s *Server) Start(ctx context.Context) error {
 	// escalation check and NodeRestriction run after ServiceAccount.
 	chain := &admission.Chain{}
 	apiServer, err := api.New(api.Config{
-		Store:          storage.New(db.Client),
+		Store:          store,
 		Resources:      resources,
 		Authenticators: stack.authenticators,
 		Authorizers:    stack.authorizers,
@@ -336,6 +375,10 @@ func (s *Server) Start(ctx context.Context) error {
 		Extra:          map[string]http.Handler{"/openapi/": oapi},
 		Version:        version.Info(),
 		Logger:         s.log,
+		ReadyChecks: []api.ReadyCheck{
+			{Name: "etcd", Check: monitor.CheckEtcd},
+			{Name: "etcd-watch", Check: monitor.CheckWatch},
+		},
 
 		ServiceClusterIPRange: s.serviceIPs,
 		ServiceNodePortRange:  s.nodePorts,

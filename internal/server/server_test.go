@@ -5,12 +5,14 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -163,6 +165,18 @@ func TestKubeconfigIsPrivateAndReadyzGatesOnReady(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/readyz = %d", resp.StatusCode)
+	}
+	// The storage checks are among readyz's, as kube-apiserver's etcd one.
+	resp, err = insecure.Get("https://" + srv.Addr + "/readyz?verbose")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, line := range []string{"[+]etcd ok\n", "[+]etcd-watch ok\n", "readyz check passed\n"} {
+		if !strings.Contains(string(body), line) {
+			t.Fatalf("/readyz?verbose = %q, want a line %q", body, line)
+		}
 	}
 	resp, err = insecure.Get("https://" + srv.Addr + "/api/v1/namespaces")
 	if err != nil {
