@@ -41,13 +41,15 @@ done
 
 # minikd-a runs the nodes and the data plane while it holds the
 # minik-nodes Lease; minikd-b takes them over with the other Leases.
-start_minikd() { # name port
-	"$BIN/minikd" --data-dir "$DATA/$1" --listen "127.0.0.1:$2" --etcd-servers "$servers" \
-		--leader-elect --nodes "${NODES:-3}" >"$DATA/$1.log" 2>&1 &
+start_minikd() { # name port [flags]
+	local name=$1 port=$2
+	shift 2
+	"$BIN/minikd" --data-dir "$DATA/$name" --listen "127.0.0.1:$port" --etcd-servers "$servers" \
+		--leader-elect --nodes "${NODES:-3}" "$@" >"$DATA/$name.log" 2>&1 &
 	PIDS+=($!)
-	echo "$1: pid $! (log $DATA/$1.log)"
-	until [ -f "$DATA/$1/kubeconfig" ]; do
-		kill -0 "${PIDS[-1]}" 2>/dev/null || { echo "$1 exited:"; tail -20 "$DATA/$1.log"; exit 1; }
+	echo "$name: pid $! (log $DATA/$name.log)"
+	until grep -q '^cluster ' "$DATA/$name.log"; do
+		kill -0 "${PIDS[-1]}" 2>/dev/null || { echo "$name exited:"; tail -20 "$DATA/$name.log"; exit 1; }
 		sleep 0.2
 	done
 }
@@ -55,7 +57,15 @@ start_minikd minikd-a "$API_PORT"
 # One PKI for both, as replicas of one API server: the same CA, admin
 # certificate and service-account key, so either kubeconfig works on both.
 mkdir -p "$DATA/minikd-b" && cp -r "$DATA/minikd-a/pki" "$DATA/minikd-b/"
-start_minikd minikd-b "$((API_PORT + 1))"
+# And one network: the Service range, node ports and Ingress addresses
+# minikd-a chose, so that whichever holds the Leases serves the same ones.
+place=$(grep -m1 '^cluster ' "$DATA/minikd-a.log")
+svc=$(sed -n 's/.*Services in \([^,]*\),.*/\1/p' <<<"$place")
+nodeports=$(sed -n 's/.*node ports on \([^,]*\).*/\1/p' <<<"$place")
+http=$(sed -n 's|.*Ingress on http://\([^ ]*\) and.*|\1|p' <<<"$place")
+https=$(sed -n 's|.*and https://\([^ ]*\)$|\1|p' <<<"$place")
+start_minikd minikd-b "$((API_PORT + 1))" --service-cluster-ip-range "$svc" --node-port-address "$nodeports" \
+	--ingress-http "${http:-none}" --ingress-https "${https:-none}"
 
 cat <<MSG
 

@@ -140,7 +140,9 @@ func startHAMinikd(t *testing.T, name, dataDir string, etcdServers []string, ext
 	args := append([]string{"--data-dir", dataDir, "--listen", addr, "--etcd-servers", strings.Join(etcdServers, ","),
 		"--leader-elect", "--leader-elect-lease-duration", "10s", "--leader-elect-renew-deadline", "7s", "--leader-elect-retry-period", "1s",
 		"--controllers", "deployment,replicaset,serviceaccount", "--nodes", "2", "--simulation-speed", "20", "--kubelet-port", portOf(freeAddr(t)),
-		"--service-proxy=false", "--ingress-http", "", "--ingress-https", ""}, extra...)
+		"--service-proxy=false", "--ingress-http", "none", "--ingress-https", "none",
+		// Replicas of one API server allocate from one Service range.
+		"--service-cluster-ip-range", "127.111.240.0/20"}, extra...)
 	m := &haMinikd{process: startChild(t, name, args...), addr: addr}
 	waitUntil(t, name+"'s /readyz to answer 200", 60*time.Second, func() bool {
 		select {
