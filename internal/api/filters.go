@@ -165,10 +165,14 @@ func (s *Server) serveLimited(w http.ResponseWriter, r *http.Request, info *Requ
 		writeError(w, r, err)
 		return
 	}
+	// The context ends at the deadline (or when the client goes), never
+	// when the handler returns: ctx.Done below means a timeout.
 	ctx, cancel := context.WithTimeout(r.Context(), d)
+	defer cancel()
 	// A body that trickles in is cut off soon after the deadline (the 504
 	// goes first): the handler does not wait on it forever.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d + bodyGrace))
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(d + bodyGrace))
 	tw := &timeoutWriter{w: w}
 	done := make(chan *handlerPanic, 1)
 	go func() {
@@ -179,13 +183,14 @@ func (s *Server) serveLimited(w http.ResponseWriter, r *http.Request, info *Requ
 			}
 			// The slot is free before the client hears the answer.
 			release()
-			cancel()
 			done <- p
 		}()
 		next.ServeHTTP(tw, r.WithContext(ctx))
 	}()
 	select {
 	case p := <-done:
+		// The connection's next request (HTTP/1) has no deadline of ours.
+		_ = rc.SetReadDeadline(time.Time{})
 		if p != nil {
 			panic(p)
 		}
