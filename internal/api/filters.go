@@ -197,25 +197,31 @@ func (s *Server) serveLimited(w http.ResponseWriter, r *http.Request, info *Requ
 		return
 	case <-ctx.Done():
 	}
+	// The deadline passed: the handler's writes stop here.
+	fresh := tw.timeout()
 	select {
 	case p := <-done:
-		// The handler finished as the deadline passed: its answer stands.
 		if p != nil {
 			panic(p)
 		}
-		return
-	default:
-	}
-	// The handler is still running; it sees its context done. A panic of
-	// it from now on is only logged.
-	go func() {
-		if p := <-done; p != nil && p.value != http.ErrAbortHandler {
-			s.log.Error("apiserver panic'd after its request timed out", "method", r.Method, "URI", r.RequestURI, "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+		if !fresh {
+			// It finished as the deadline passed: its answer stands.
+			_ = rc.SetReadDeadline(time.Time{})
+			return
 		}
-	}()
-	if !tw.timeout() {
-		// Part of the response is out: all that can be done is to cut it.
-		panic(http.ErrAbortHandler)
+	default:
+		// The handler is still running; it sees its context done. A
+		// panic of it from now on is only logged.
+		go func() {
+			if p := <-done; p != nil && p.value != http.ErrAbortHandler {
+				s.log.Error("apiserver panic'd after its request timed out", "method", r.Method, "URI", r.RequestURI, "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+			}
+		}()
+		if !fresh {
+			// Part of the response is out: all that can be done is to
+			// cut it.
+			panic(http.ErrAbortHandler)
+		}
 	}
 	writeError(w, r, apierrors.NewTimeoutError(timeoutMessage, 0))
 }

@@ -120,7 +120,9 @@ func startFilterServer(t *testing.T, cfg Config) *filterServer {
 			case <-r.Context().Done():
 			}
 			fs.ended <- r.Context().Err()
-			_, _ = io.WriteString(w, "released")
+			if r.Context().Err() == nil {
+				_, _ = io.WriteString(w, "released")
+			}
 		}),
 	}
 	s, err := New(cfg)
