@@ -41,6 +41,8 @@ func newCommand() *cobra.Command {
 		nodes server.Config
 		// authn holds the authentication and audit flags.
 		authn server.Config
+		// limits holds the in-flight limits and the request timeout.
+		limits server.Config
 	)
 	cmd := &cobra.Command{
 		Use:           "minikd",
@@ -71,6 +73,9 @@ func newCommand() *cobra.Command {
 			cfg.SimulationSpeed, cfg.KubeletPort = nodes.SimulationSpeed, nodes.KubeletPort
 			cfg.TokenAuthFile, cfg.AnonymousAuth, cfg.AuditPolicyFile = authn.TokenAuthFile, authn.AnonymousAuth, authn.AuditPolicyFile
 			cfg.AuthorizationMode = authn.AuthorizationMode
+			// kube's 0 means no limit; server.Config's zero is the default.
+			cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight = noLimitIfZero(limits.MaxRequestsInFlight), noLimitIfZero(limits.MaxMutatingRequestsInFlight)
+			cfg.RequestTimeout = limits.RequestTimeout
 			s, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -111,8 +116,20 @@ func newCommand() *cobra.Command {
 	f.BoolVar(&authn.AnonymousAuth, "anonymous-auth", false, "treat requests without credentials as system:anonymous (authorized by RBAC) instead of answering 401 outside /healthz, /livez, /readyz and /version")
 	f.StringVar(&authn.AuthorizationMode, "authorization-mode", server.AuthorizationNodeRBAC, "'Node,RBAC' (the node authorizer, then RBAC) or 'AlwaysAllow' (no authorization: for benchmarks)")
 	f.StringVar(&authn.AuditPolicyFile, "audit-policy", "", "audit.k8s.io/v1 Policy file (default: every request at Metadata); events go to <data-dir>/audit.log")
+	f.IntVar(&limits.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "read-only requests served at once; one more gets 429 (watches, logs and system:masters are spared); 0 for no limit")
+	f.IntVar(&limits.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight, "mutating requests served at once; one more gets 429; 0 for no limit")
+	f.DurationVar(&limits.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "time after which a request that is not long-running (not a watch, log, exec or proxy) is answered 504")
 	cmd.AddCommand(newAgentCommand())
 	cmd.AddCommand(newKubeconfigCommand())
 	cmd.AddCommand(newEtcdMemberCommand())
 	return cmd
+}
+
+// noLimitIfZero turns a limit flag's 0 (kube's "no limit") into
+// server.Config's negative.
+func noLimitIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

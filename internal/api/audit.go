@@ -63,8 +63,13 @@ func (l AuditLevel) rank() int {
 	return 0
 }
 
-// StageResponseComplete is the stage of every recorded event.
+// StageResponseComplete is the stage of every recorded event but those of
+// requests that panicked.
 const StageResponseComplete = "ResponseComplete"
+
+// StagePanic is the stage of the event of a request whose handler
+// panicked.
+const StagePanic = "Panic"
 
 // AuditPolicy is an audit.k8s.io/v1 Policy.
 type AuditPolicy struct {
@@ -195,14 +200,26 @@ func ParseAuditPolicy(data []byte) (*AuditPolicy, error) {
 // levelFor is the level a request is recorded at, and whether its
 // ResponseComplete stage is omitted.
 func (p *AuditPolicy) levelFor(u *auth.User, info *RequestInfo) (AuditLevel, bool) {
+	level, rule := p.ruleFor(u, info)
+	return level, p.omits(rule, StageResponseComplete)
+}
+
+// ruleFor is the level a request is recorded at and the rule deciding it
+// (nil when none matches).
+func (p *AuditPolicy) ruleFor(u *auth.User, info *RequestInfo) (AuditLevel, *AuditPolicyRule) {
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		if auditRuleMatches(r, u, info) {
-			omit := slices.Contains(p.OmitStages, StageResponseComplete) || slices.Contains(r.OmitStages, StageResponseComplete)
-			return r.Level, omit
+			return r.Level, r
 		}
 	}
-	return AuditNone, false
+	return AuditNone, nil
+}
+
+// omits tells whether the policy, or the rule deciding a request, omits
+// a stage.
+func (p *AuditPolicy) omits(rule *AuditPolicyRule, stage string) bool {
+	return slices.Contains(p.OmitStages, stage) || (rule != nil && slices.Contains(rule.OmitStages, stage))
 }
 
 func auditRuleMatches(r *AuditPolicyRule, u *auth.User, info *RequestInfo) bool {
@@ -400,6 +417,8 @@ type auditRecord struct {
 	code     int
 	respBody *cappedBuffer
 	wrote    bool
+	// panic is what the handler panicked with; nil if it did not.
+	panic any
 }
 
 // auditBegin starts recording a request; nil when nothing is audited.
@@ -492,7 +511,16 @@ func (rec *auditRecord) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (rec *auditRecord) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
-// end builds the ResponseComplete event and hands it to the auditor.
+// panicked records that the handler panicked with v: the event is then
+// one of stage Panic, as kube's audit filter records it.
+func (rec *auditRecord) panicked(v any) {
+	if rec != nil {
+		rec.panic = v
+	}
+}
+
+// end builds the ResponseComplete (or Panic) event and hands it to the
+// auditor.
 func (rec *auditRecord) end() {
 	if rec == nil {
 		return
@@ -501,7 +529,14 @@ func (rec *auditRecord) end() {
 		// Authentication failed: the policy is asked with no user.
 		rec.level, rec.omit = rec.a.policy.levelFor(nil, rec.info)
 	}
-	if rec.level == AuditNone || rec.omit {
+	stage := StageResponseComplete
+	omit := rec.omit
+	if rec.panic != nil {
+		stage = StagePanic
+		level, rule := rec.a.policy.ruleFor(rec.user, rec.info)
+		omit = level == AuditNone || rec.a.policy.omits(rule, StagePanic)
+	}
+	if rec.level == AuditNone || omit {
 		return
 	}
 	stamp := rec.now()
@@ -510,7 +545,7 @@ func (rec *auditRecord) end() {
 		code = http.StatusOK
 	}
 	ev := &AuditEvent{
-		TypeMeta: auditTypeMeta, Level: rec.level, AuditID: rec.id, Stage: StageResponseComplete,
+		TypeMeta: auditTypeMeta, Level: rec.level, AuditID: rec.id, Stage: stage,
 		RequestURI: rec.r.RequestURI, Verb: rec.info.Verb, User: userInfo(rec.user),
 		SourceIPs: sourceIPs(rec.r), UserAgent: rec.r.UserAgent(),
 		RequestReceivedTimestamp: metav1.NewMicroTime(rec.start), StageTimestamp: metav1.NewMicroTime(stamp),
@@ -536,6 +571,12 @@ func (rec *auditRecord) end() {
 		}
 		resp = raw
 	}
+	if rec.panic != nil {
+		ev.ResponseStatus = &metav1.Status{
+			Status: metav1.StatusFailure, Reason: metav1.StatusReasonInternalError, Code: http.StatusInternalServerError,
+			Message: fmt.Sprintf("APIServer panic'd: %v", rec.panic),
+		}
+	}
 	if rec.info.IsResourceRequest {
 		ev.ObjectRef = &AuditObjectReference{
 			Resource: rec.info.Resource, Namespace: rec.info.Namespace, Name: rec.info.Name,
@@ -543,9 +584,9 @@ func (rec *auditRecord) end() {
 		}
 	}
 	var req json.RawMessage
-	if rec.reqBody != nil && !rec.reqBody.overflow {
+	if body := rec.reqBody.contents(); body != nil {
 		var obj runtime.Object
-		obj, req = auditBody(rec.reqBody.Bytes(), rec.r.Header.Get("Content-Type"), rec.level.rank() >= AuditRequest.rank())
+		obj, req = auditBody(body, rec.r.Header.Get("Content-Type"), rec.level.rank() >= AuditRequest.rank())
 		completeObjectRef(ev.ObjectRef, obj)
 	}
 	if rec.level.rank() >= AuditRequest.rank() {
@@ -641,14 +682,32 @@ func sourceIPs(r *http.Request) []string {
 	return ips
 }
 
-// cappedBuffer keeps at most limit bytes, noting when more came.
+// cappedBuffer keeps at most limit bytes, noting when more came. It may
+// be written by a handler that still reads its body after its request
+// timed out while the record ends: a mutex orders the two.
 type cappedBuffer struct {
+	mu sync.Mutex
 	bytes.Buffer
 	limit    int
 	overflow bool
 }
 
+// contents returns the bytes kept, or nil after an overflow.
+func (b *cappedBuffer) contents() []byte {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.overflow {
+		return nil
+	}
+	return bytes.Clone(b.Bytes())
+}
+
 func (b *cappedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.overflow {
 		return len(p), nil
 	}

@@ -299,6 +299,10 @@ func (h *resourceHandler) serveList(w http.ResponseWriter, r *http.Request, info
 		writeError(w, r, err)
 		return
 	}
+	if h.streamable(o, lo) {
+		h.streamList(w, r, o, info.Namespace, sel, lo)
+		return
+	}
 	items, lm, err := h.list(r.Context(), info.Namespace, sel, lo)
 	if err != nil {
 		writeError(w, r, err)

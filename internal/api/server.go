@@ -81,6 +81,14 @@ type Config struct {
 	// ReadyChecks are /readyz's checks beside the server's own start-up
 	// (SetReady): etcd, etcd-watch.
 	ReadyChecks []ReadyCheck
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the
+	// read-only and the other requests served at once, as kube's
+	// --max-requests-inflight and --max-mutating-requests-inflight; zero
+	// means no limit. See filters.go.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// RequestTimeout ends requests that are not long-running, as kube's
+	// --request-timeout; zero means DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 // VersionInfo is the body of /version.
@@ -120,6 +128,8 @@ type Server struct {
 	mux           *http.ServeMux
 	// inflight counts the requests being served.
 	inflight atomic.Int64
+	// limit hands out the in-flight slots.
+	limit *inflightLimit
 	// stopping is closed by Stop; watches end when it is.
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -159,6 +169,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	if cfg.BookmarkInterval == 0 {
 		cfg.BookmarkInterval = time.Minute
 	}
@@ -181,6 +194,7 @@ func New(cfg Config) (*Server, error) {
 		log:        cfg.Logger,
 		builtin:    newRouteTable(),
 		stopping:   make(chan struct{}),
+		limit:      newInflightLimit(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight),
 		services:   services,
 		allocators: map[schema.GroupResource]allocator{{Resource: "services"}: services},
 	}
@@ -306,21 +320,25 @@ func (s *Server) SetReady(ready bool) {
 	s.ready.Store(ready)
 }
 
-// ServeHTTP runs the handler chain: authentication, impersonation,
-// authorization, then the route (whose REST handlers run admission and
-// storage).
+// ServeHTTP runs the handler chain: audit, panic recovery,
+// authentication, impersonation, authorization, the in-flight limit and
+// the request timeout, then the route (whose REST handlers run admission
+// and storage).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
 	start := s.clock.Now()
 	info := ParseRequestInfo(r)
 	// The audit stage wraps the rest of the chain: it sees the user, the
-	// decision and the response.
+	// decision and the response (also the 500 of a panic).
 	audit := s.auditBegin(w, r, info, start)
 	if audit != nil {
 		defer audit.end()
 		w = audit
 	}
+	rs := &responseState{ResponseWriter: w}
+	w = rs
+	defer s.recoverPanic(rs, r, audit)
 	user, err := s.authenticate(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -353,7 +371,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := auth.WithUser(r.Context(), user)
-	s.mux.ServeHTTP(w, r.WithContext(withRequestInfo(ctx, info)))
+	s.serveLimited(w, r.WithContext(withRequestInfo(ctx, info)), info, user, s.mux)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.log.Debug("request", "verb", info.Verb, "path", r.URL.Path, "took", s.clock.Since(start))
 	}

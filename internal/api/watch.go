@@ -132,6 +132,12 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
 	defer cancel()
+	if p.rvSet {
+		if err := h.waitForRevision(ctx, p.rv); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 
 	// Initial state, when the client asked for it (no resourceVersion, "0",
 	// or sendInitialEvents), is read first; the watch starts after it.
@@ -278,4 +284,44 @@ func (h *resourceHandler) watchEvent(ev storage.Event, sel selection, from int64
 		return watch.Deleted, obj, nil
 	}
 	return "", nil, nil
+}
+
+// tooLargeWait is how long a watch from a resourceVersion etcd has not
+// reached yet waits for it before it is answered 504, as kube's watch
+// cache waits (3 s); a variable for tests.
+var tooLargeWait = 3 * time.Second
+
+// revisionPoll is how often that wait looks at etcd's revision.
+const revisionPoll = 50 * time.Millisecond
+
+// waitForRevision returns once etcd's revision has reached rv, or, after
+// tooLargeWait, kube's 504 "Too large resource version" (reason Timeout,
+// retryAfterSeconds 1, cause ResourceVersionTooLarge): an etcd watch from
+// a future revision would otherwise wait silently for it.
+func (h *resourceHandler) waitForRevision(ctx context.Context, rv int64) error {
+	deadline := time.Now().Add(tooLargeWait)
+	for {
+		cur, err := h.s.store.CurrentRevision(ctx)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if cur >= rv {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return tooLargeResourceVersion(rv, cur)
+		}
+		select {
+		case <-ctx.Done():
+			return apierrors.NewTimeoutError(ctx.Err().Error(), 1)
+		case <-time.After(revisionPoll):
+		}
+	}
+}
+
+// tooLargeResourceVersion is kube's storage.NewTooLargeResourceVersionError.
+func tooLargeResourceVersion(rv, current int64) error {
+	err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, current), 1)
+	err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+	return err
 }

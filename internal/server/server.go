@@ -160,7 +160,22 @@ type Config struct {
 	// "service" (its ClusterIP, through the Service proxy; the default) or
 	// "direct" (straight to its ready endpoints).
 	IngressMode string
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the
+	// read-only and the mutating requests served at once, as kube's
+	// --max-requests-inflight and --max-mutating-requests-inflight (one
+	// more gets 429; watches, logs and system:masters are spared). Zero
+	// means kube's defaults, 400 and 200; negative means no limit.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
+	// RequestTimeout ends a request that is not long-running with 504, as
+	// kube's --request-timeout; zero means one minute.
+	RequestTimeout time.Duration
 }
+
+// The in-flight limits' defaults, kube-apiserver's.
+const (
+	DefaultMaxRequestsInFlight         = 400
+	DefaultMaxMutatingRequestsInFlight = 200
+)
 
 // Server is a running (or startable) minikd.
 type Server struct {
@@ -215,6 +230,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if cfg.MaxRequestsInFlight == 0 {
+		cfg.MaxRequestsInFlight = DefaultMaxRequestsInFlight
+	}
+	if cfg.MaxMutatingRequestsInFlight == 0 {
+		cfg.MaxMutatingRequestsInFlight = DefaultMaxMutatingRequestsInFlight
+	}
+	if cfg.RequestTimeout < 0 {
+		return nil, fmt.Errorf("--request-timeout %v: must not be negative", cfg.RequestTimeout)
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = api.DefaultRequestTimeout
 	}
 	abs, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
@@ -382,6 +409,10 @@ func (s *Server) Start(ctx context.Context) error {
 
 		ServiceClusterIPRange: s.serviceIPs,
 		ServiceNodePortRange:  s.nodePorts,
+
+		MaxRequestsInFlight:         max(s.cfg.MaxRequestsInFlight, 0),
+		MaxMutatingRequestsInFlight: max(s.cfg.MaxMutatingRequestsInFlight, 0),
+		RequestTimeout:              s.cfg.RequestTimeout,
 	})
 	if err != nil {
 		return err
@@ -413,10 +444,12 @@ func (s *Server) Start(ctx context.Context) error {
 		Handler: admission.WithWarnings(apiServer),
 		TLSConfig: &tls.Config{
 			Certificates: []tls.Certificate{servingCert},
-			ClientAuth:   tls.VerifyClientCertIfGiven,
-			ClientCAs:    ca.Pool(),
-			MinVersion:   tls.VersionTLS12,
-			NextProtos:   []string{"h2", "http/1.1"},
+			// Requested, verified by the authenticator: a bad certificate
+			// is a 401, as kube-apiserver answers, not a TLS alert.
+			ClientAuth: tls.RequestClientCert,
+			ClientCAs:  ca.Pool(),
+			MinVersion: tls.VersionTLS12,
+			NextProtos: []string{"h2", "http/1.1"},
 		},
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
