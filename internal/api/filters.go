@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -17,8 +18,9 @@ import (
 // The handler chain's protective stages, as kube-apiserver's filters:
 //
 //   - panic recovery (filters.WithPanicRecovery): a handler that panics
-//     answers 500 "This request caused apiserver to panic. Look in the logs
-//     for details." (plain text, as kube's http.Error), is logged at error
+//     answers a 500 Status, reason InternalError, "Internal error occurred:
+//     This request caused apiserver to panic. Look in the logs for details."
+//     (kube writes those words as plain text), is logged at error
 //     with its stack and audited at stage Panic; when the response had
 //     already started, the stream is aborted instead (http.ErrAbortHandler).
 //   - the in-flight limit (filters.WithMaxInFlightLimit): at most
@@ -347,5 +349,8 @@ func (s *Server) recoverPanic(rs *responseState, r *http.Request, audit *auditRe
 	if rs.started {
 		panic(http.ErrAbortHandler)
 	}
-	http.Error(rs, panicMessage, http.StatusInternalServerError)
+	// A Status, as every other answer of the server, which clients decode
+	// (kube's filter writes the same words as plain text); the panic itself
+	// stays in the log.
+	writeError(rs, r, apierrors.NewInternalError(errors.New(panicMessage)))
 }

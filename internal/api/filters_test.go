@@ -232,8 +232,10 @@ func TestPanicRecovery(t *testing.T) {
 
 	t.Run("a handler that panics answers kube's 500, is logged with its stack and audited as a Panic", func(t *testing.T) {
 		resp, body := fs.do(t, http.MethodGet, "/test/panic", "alice")
-		if resp.StatusCode != http.StatusInternalServerError || body != panicMessage+"\n" {
-			t.Fatalf("got %d %q, want 500 %q", resp.StatusCode, body, panicMessage)
+		var st metav1.Status
+		if err := json.Unmarshal([]byte(body), &st); err != nil || resp.StatusCode != http.StatusInternalServerError ||
+			st.Reason != metav1.StatusReasonInternalError || st.Message != "Internal error occurred: "+panicMessage {
+			t.Fatalf("got %d %q, want a 500 Status InternalError %q", resp.StatusCode, body, panicMessage)
 		}
 		log := fs.log.String()
 		if !strings.Contains(log, "level=ERROR") || !strings.Contains(log, "apiserver panic'd") || !strings.Contains(log, "panic=boom") || !strings.Contains(log, "filters_test.go") {
