@@ -73,6 +73,17 @@ func TestMutatingInflightLimit(t *testing.T) {
 		return writer.Do(req)
 	}
 
+	// The authorizer's cache holds the new binding a moment later: wait
+	// until a dry run of the writer is allowed before holding the slot.
+	waitUntil(t, "the writer to be authorized", 30*time.Second, func() bool {
+		resp, err := post("?dryRun=All", strings.NewReader(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"authorized"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusCreated
+	})
+
 	// The held create: its body stops half way.
 	pr, pw := io.Pipe()
 	held := make(chan int, 1)
