@@ -39,7 +39,7 @@ var listPageSize int64 = 100
 // streamable tells whether a list request is served by streamList: JSON
 // (not pretty), no limit, a built-in resource.
 func (h *resourceHandler) streamable(o output, lo storage.ListOptions) bool {
-	return o.info.MediaType == mediaJSON && !o.pretty && lo.Limit == 0 && h.custom == nil
+	return o.info.MediaType == mediaJSON && !o.pretty && lo.Limit == 0 && h.custom == nil && o.partial == nil
 }
 
 // streamList serves a list request (see above).

@@ -18,6 +18,10 @@ type output struct {
 	// table is set when the client asked for a meta.k8s.io Table, with the
 	// Table's group version.
 	table *schema.GroupVersion
+	// partial is set when the client asked for the objects' metadata only
+	// (as=PartialObjectMetadata, or PartialObjectMetadataList for a list),
+	// with the meta.k8s.io group version to encode them in.
+	partial *schema.GroupVersion
 	// pretty asks for indented JSON.
 	pretty bool
 }
@@ -28,9 +32,33 @@ const (
 	mediaProtobuf = "application/vnd.kubernetes.protobuf"
 )
 
+// transforms are the meta.k8s.io kinds an endpoint may answer instead of
+// its objects: a Table, and the objects' metadata as kind partial
+// (PartialObjectMetadata for a get or watch, PartialObjectMetadataList
+// for a list); kube-apiserver's endpoints allow the same.
+type transforms struct {
+	table   bool
+	partial string
+}
+
+var (
+	// objectTransforms are those of a get or a watch.
+	objectTransforms = transforms{table: true, partial: "PartialObjectMetadata"}
+	// listTransforms are those of a list.
+	listTransforms = transforms{table: true, partial: "PartialObjectMetadataList"}
+)
+
 // negotiateOutput picks the response encoding from the Accept header as
-// kube-apiserver does. Table is honoured only where tables are allowed.
+// kube-apiserver does. Table is honoured only where tables are allowed;
+// metadata only (PartialObjectMetadata) is not.
 func negotiateOutput(r *http.Request, allowTable bool) (output, error) {
+	return negotiateFor(r, transforms{table: allowTable})
+}
+
+// negotiateFor picks the response encoding from the Accept header, taking
+// the first clause the endpoint can answer: a clause asking for a kind the
+// endpoint cannot give is passed over, as in kube.
+func negotiateFor(r *http.Request, allow transforms) (output, error) {
 	accept := r.Header.Get("Accept")
 	if accept == "" {
 		accept = mediaJSON
@@ -52,10 +80,15 @@ func negotiateOutput(r *http.Request, allowTable bool) (output, error) {
 		switch params["as"] {
 		case "":
 		case "Table":
-			if !allowTable || params["g"] != "meta.k8s.io" || (params["v"] != "v1" && params["v"] != "v1beta1") || mt == mediaProtobuf {
+			if !allow.table || params["g"] != "meta.k8s.io" || (params["v"] != "v1" && params["v"] != "v1beta1") || mt == mediaProtobuf {
 				continue
 			}
 			o.table = &schema.GroupVersion{Group: "meta.k8s.io", Version: params["v"]}
+		case "PartialObjectMetadata", "PartialObjectMetadataList":
+			if allow.partial != params["as"] || params["g"] != "meta.k8s.io" || params["v"] != "v1" {
+				continue
+			}
+			o.partial = &schema.GroupVersion{Group: "meta.k8s.io", Version: params["v"]}
 		default:
 			continue
 		}

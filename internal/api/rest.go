@@ -137,7 +137,7 @@ func (h *resourceHandler) get(ctx context.Context, ns, name string) (runtime.Obj
 }
 
 func (h *resourceHandler) serveGet(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	o, err := negotiateOutput(r, true)
+	o, err := negotiateFor(r, objectTransforms)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -162,7 +162,20 @@ func (h *resourceHandler) writeResult(w http.ResponseWriter, r *http.Request, o 
 		writeObject(w, o, code, *o.table, table)
 		return
 	}
+	if o.partial != nil {
+		writeObject(w, o, code, *o.partial, partialOf(obj))
+		return
+	}
 	writeObject(w, o, code, h.res.GroupVersion, obj)
+}
+
+// partialOf is obj's metadata as a PartialObjectMetadata.
+func partialOf(obj runtime.Object) runtime.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj
+	}
+	return &metav1.PartialObjectMetadata{ObjectMeta: *metaOf(m)}
 }
 
 // selection is a parsed label and field selector.
@@ -284,7 +297,7 @@ func (h *resourceHandler) listError(err error) error {
 }
 
 func (h *resourceHandler) serveList(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	o, err := negotiateOutput(r, true)
+	o, err := negotiateFor(r, listTransforms)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -315,6 +328,16 @@ func (h *resourceHandler) serveList(w http.ResponseWriter, r *http.Request, info
 			return
 		}
 		writeObject(w, o, http.StatusOK, *o.table, table)
+		return
+	}
+	if o.partial != nil {
+		list := &metav1.PartialObjectMetadataList{ListMeta: lm, Items: make([]metav1.PartialObjectMetadata, 0, len(items))}
+		for _, obj := range items {
+			if p, ok := partialOf(obj).(*metav1.PartialObjectMetadata); ok {
+				list.Items = append(list.Items, *p)
+			}
+		}
+		writeObject(w, o, http.StatusOK, *o.partial, list)
 		return
 	}
 	list := h.codec.NewList()
