@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -37,6 +38,9 @@ import (
 type Context struct {
 	// Client talks to the API server as system:kube-controller-manager.
 	Client kubernetes.Interface
+	// Metadata reads and writes the metadata of objects of any resource
+	// (PartialObjectMetadata), as the same identity.
+	Metadata metadata.Interface
 	// Informers are shared by all controllers; a constructor asks for the
 	// informers it needs, the manager starts them.
 	Informers informers.SharedInformerFactory
@@ -194,8 +198,12 @@ func (m *Manager) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("controllers: client: %w", err)
 	}
+	mc, err := metadata.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("controllers: metadata client: %w", err)
+	}
 	if !m.cfg.LeaderElect {
-		return m.run(ctx, cs)
+		return m.run(ctx, cs, mc)
 	}
 	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", "kube-controller-manager",
 		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: m.cfg.Identity})
@@ -215,7 +223,7 @@ func (m *Manager) Start(ctx context.Context) error {
 			OnStartedLeading: func(ctx context.Context) {
 				wg.Add(1)
 				defer wg.Done()
-				if err := m.run(ctx, cs); err != nil {
+				if err := m.run(ctx, cs, mc); err != nil {
 					m.cfg.Logger.Error("controllers stopped", "err", err)
 				}
 			},
@@ -226,12 +234,13 @@ func (m *Manager) Start(ctx context.Context) error {
 	return nil
 }
 
-func (m *Manager) run(ctx context.Context, cs kubernetes.Interface) error {
+func (m *Manager) run(ctx context.Context, cs kubernetes.Interface, mc metadata.Interface) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	cc := &Context{
 		Client:    cs,
+		Metadata:  mc,
 		Informers: informers.NewSharedInformerFactory(cs, 0),
 		Recorder: func(component string) record.EventRecorder {
 			return broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})

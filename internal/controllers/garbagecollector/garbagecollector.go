@@ -42,6 +42,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
@@ -91,7 +93,7 @@ type monitor struct {
 // Collector is the garbage collector.
 type Collector struct {
 	log    *slog.Logger
-	api    *MetadataClient
+	meta   metadata.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
 
 	// mu guards monitors and byKind, which rediscovery changes.
@@ -120,7 +122,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	disco := cc.Client.Discovery()
 	c := &Collector{
 		log:      cc.Logger,
-		api:      NewMetadataClient(disco.RESTClient()),
+		meta:     cc.Metadata,
 		mapper:   restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		monitors: map[schema.GroupResource]*monitor{},
 		byKind:   map[schema.GroupKind]*monitor{},
@@ -309,7 +311,7 @@ func (c *Collector) watch(gvr schema.GroupVersionResource, gk schema.GroupKind, 
 	if shared && err == nil {
 		m.informer = gi.Informer()
 	} else {
-		m.informer = cache.NewSharedIndexInformer(c.api.ListWatch(gvr), &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
+		m.informer = metadatainformer.NewFilteredMetadataInformer(c.meta, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
 		m.own = true
 	}
 	if err := m.informer.AddIndexers(cache.Indexers{ownerIndex: indexByOwnerUID}); err != nil {
@@ -559,7 +561,7 @@ func (c *Collector) process(ctx context.Context, r ref) error {
 			}
 		}
 	}
-	obj, err := c.api.Get(ctx, r.resource, r.namespace, r.name)
+	obj, err := c.meta.Resource(r.resource).Namespace(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -711,7 +713,7 @@ func (c *Collector) ownerState(ctx context.Context, namespace string, or metav1.
 		}
 		ownerNS = namespace
 	}
-	owner, err := c.api.Get(ctx, mapping.Resource, ownerNS, or.Name)
+	owner, err := c.meta.Resource(mapping.Resource).Namespace(ownerNS).Get(ctx, or.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && owner.GetUID() != or.UID):
 		c.absent.Add(or.UID, struct{}{})
@@ -740,7 +742,7 @@ func (c *Collector) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, err
 func (c *Collector) delete(ctx context.Context, r ref, obj metav1.Object, policy metav1.DeletionPropagation) error {
 	uid, rv := obj.GetUID(), obj.GetResourceVersion()
 	c.log.Debug("deleting garbage", "object", r.String(), "propagation", policy)
-	err := c.api.Delete(ctx, r.resource, r.namespace, r.name, metav1.DeleteOptions{
+	err := c.meta.Resource(r.resource).Namespace(r.namespace).Delete(ctx, r.name, metav1.DeleteOptions{
 		Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
 		PropagationPolicy: &policy,
 	})
@@ -827,7 +829,7 @@ func (c *Collector) removeFinalizer(ctx context.Context, r ref, f string) error 
 // retries on conflict.
 func (c *Collector) patchMeta(ctx context.Context, r ref, change func(metav1.Object) (field string, value interface{}, changed bool)) error {
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		obj, err := c.api.Get(ctx, r.resource, r.namespace, r.name)
+		obj, err := c.meta.Resource(r.resource).Namespace(r.namespace).Get(ctx, r.name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -844,7 +846,8 @@ func (c *Collector) patchMeta(ctx context.Context, r ref, change func(metav1.Obj
 		if err != nil {
 			return err
 		}
-		return c.api.Patch(ctx, r.resource, r.namespace, r.name, types.MergePatchType, patch)
+		_, err = c.meta.Resource(r.resource).Namespace(r.namespace).Patch(ctx, r.name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("update metadata of %s: %w", r, err)

@@ -32,13 +32,13 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"minik/internal/controllers"
-	"minik/internal/controllers/garbagecollector"
 )
 
 // Name is the controller's name in --controllers.
@@ -60,7 +60,7 @@ const (
 // Controller is the namespace controller.
 type Controller struct {
 	client    kubernetes.Interface
-	api       *garbagecollector.MetadataClient
+	meta      metadata.Interface
 	discovery discovery.DiscoveryInterface
 	clock     clock.WithTicker
 	log       *slog.Logger
@@ -77,7 +77,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	c := &Controller{
 		client:    cc.Client,
 		discovery: cc.Client.Discovery(),
-		api:       garbagecollector.NewMetadataClient(cc.Client.Discovery().RESTClient()),
+		meta:      cc.Metadata,
 		clock:     cc.Clock,
 		log:       cc.Logger,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -295,7 +295,7 @@ func (c *Controller) deleteResource(ctx context.Context, gvr schema.GroupVersion
 	opts := metav1.DeleteOptions{PropagationPolicy: &background}
 	deleted := false
 	if slices.Contains(verbs, "deletecollection") {
-		err := c.api.DeleteCollection(ctx, gvr, ns.Name, opts)
+		err := c.meta.Resource(gvr).Namespace(ns.Name).DeleteCollection(ctx, opts, metav1.ListOptions{})
 		switch {
 		case err == nil:
 			deleted = true
@@ -307,7 +307,7 @@ func (c *Controller) deleteResource(ctx context.Context, gvr schema.GroupVersion
 	if !slices.Contains(verbs, "list") {
 		return resourceResult{}, nil
 	}
-	list, err := c.api.List(ctx, gvr, ns.Name)
+	list, err := c.meta.Resource(gvr).Namespace(ns.Name).List(ctx, metav1.ListOptions{})
 	if apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err) {
 		return resourceResult{}, nil
 	}
@@ -320,11 +320,11 @@ func (c *Controller) deleteResource(ctx context.Context, gvr schema.GroupVersion
 			if item.GetDeletionTimestamp() != nil {
 				continue
 			}
-			if err := c.api.Delete(ctx, gvr, ns.Name, item.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+			if err := c.meta.Resource(gvr).Namespace(ns.Name).Delete(ctx, item.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
 				return resourceResult{estimate: estimate}, fmt.Errorf("delete %s %s/%s: %w", gvr.GroupResource(), ns.Name, item.GetName(), err)
 			}
 		}
-		if list, err = c.api.List(ctx, gvr, ns.Name); err != nil {
+		if list, err = c.meta.Resource(gvr).Namespace(ns.Name).List(ctx, metav1.ListOptions{}); err != nil {
 			return resourceResult{estimate: estimate}, fmt.Errorf("list %s in namespace %s: %w", gvr.GroupResource(), ns.Name, err)
 		}
 	}
