@@ -81,4 +81,3 @@ func TestMetadataOnly(t *testing.T) {
 		t.Fatalf("get asking for a list's metadata first = %s (err %v)", body, err)
 	}
 }
-
