@@ -136,27 +136,42 @@ type haMinikd struct {
 // waits until its /readyz answers 200.
 func startHAMinikd(t *testing.T, name, dataDir string, etcdServers []string, extra ...string) *haMinikd {
 	t.Helper()
-	addr := freeAddr(t)
-	args := append([]string{"--data-dir", dataDir, "--listen", addr, "--etcd-servers", strings.Join(etcdServers, ","),
-		"--leader-elect", "--leader-elect-lease-duration", "10s", "--leader-elect-renew-deadline", "7s", "--leader-elect-retry-period", "1s",
-		"--controllers", "deployment,replicaset,serviceaccount", "--nodes", "2", "--simulation-speed", "20", "--kubelet-port", portOf(freeAddr(t)),
-		"--service-proxy=false", "--ingress-http", "none", "--ingress-https", "none",
-		// Replicas of one API server allocate from one Service range.
-		"--service-cluster-ip-range", "127.111.240.0/20"}, extra...)
-	m := &haMinikd{process: startChild(t, name, args...), addr: addr}
-	waitUntil(t, name+"'s /readyz to answer 200", 60*time.Second, func() bool {
-		select {
-		case <-m.done:
-			t.Fatalf("%s exited", name)
-		default:
+	var m *haMinikd
+	// A free port may be taken by another test's process between its
+	// choice and minikd's listen: then minikd exits, and starts again on
+	// other ports.
+	for attempt := 1; ; attempt++ {
+		addr := freeAddr(t)
+		args := append([]string{"--data-dir", dataDir, "--listen", addr, "--etcd-servers", strings.Join(etcdServers, ","),
+			"--leader-elect", "--leader-elect-lease-duration", "10s", "--leader-elect-renew-deadline", "7s", "--leader-elect-retry-period", "1s",
+			"--controllers", "deployment,replicaset,serviceaccount", "--nodes", "2", "--simulation-speed", "20", "--kubelet-port", portOf(freeAddr(t)),
+			"--service-proxy=false", "--ingress-http", "none", "--ingress-https", "none",
+			// Replicas of one API server allocate from one Service range.
+			"--service-cluster-ip-range", "127.111.240.0/20"}, extra...)
+		m = &haMinikd{process: startChild(t, name, args...), addr: addr}
+		exited := false
+		waitUntil(t, name+"'s /readyz to answer 200", 60*time.Second, func() bool {
+			select {
+			case <-m.done:
+				exited = true
+				return true
+			default:
+			}
+			resp, err := insecure.Get("https://" + addr + "/readyz")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		})
+		if !exited {
+			break
 		}
-		resp, err := insecure.Get("https://" + addr + "/readyz")
-		if err != nil {
-			return false
+		if out, _ := os.ReadFile(m.log); attempt < 3 && strings.Contains(string(out), "address already in use") {
+			continue
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+		t.Fatalf("%s exited", name)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dataDir, "kubeconfig"))
 	if err != nil {
 		t.Fatal(err)
