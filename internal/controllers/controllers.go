@@ -25,8 +25,6 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
@@ -205,33 +203,9 @@ func (m *Manager) Start(ctx context.Context) error {
 	if !m.cfg.LeaderElect {
 		return m.run(ctx, cs, mc)
 	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", "kube-controller-manager",
-		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: m.cfg.Identity})
-	if err != nil {
-		return fmt.Errorf("controllers: leader lock: %w", err)
-	}
-	timing := m.cfg.LeaderElection.WithDefaults()
-	var wg sync.WaitGroup
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   timing.LeaseDuration,
-		RenewDeadline:   timing.RenewDeadline,
-		RetryPeriod:     timing.RetryPeriod,
-		ReleaseOnCancel: true,
-		Name:            "kube-controller-manager",
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				wg.Add(1)
-				defer wg.Done()
-				if err := m.run(ctx, cs, mc); err != nil {
-					m.cfg.Logger.Error("controllers stopped", "err", err)
-				}
-			},
-			OnStoppedLeading: func() { m.cfg.Logger.Info("controller manager lost its lease", "identity", m.cfg.Identity) },
-		},
+	return leaderelect.Run(ctx, cs, "kube-controller-manager", m.cfg.Identity, m.cfg.LeaderElection, m.cfg.Logger, func(ctx context.Context) error {
+		return m.run(ctx, cs, mc)
 	})
-	wg.Wait()
-	return nil
 }
 
 func (m *Manager) run(ctx context.Context, cs kubernetes.Interface, mc metadata.Interface) error {

@@ -47,8 +47,6 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
@@ -221,33 +219,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if !s.cfg.LeaderElect {
 		return s.run(ctx, cs, events)
 	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, "kube-system", "kube-scheduler",
-		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: s.cfg.Identity})
-	if err != nil {
-		return fmt.Errorf("scheduler: leader lock: %w", err)
-	}
-	timing := s.cfg.LeaderElection.WithDefaults()
-	var wg sync.WaitGroup
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   timing.LeaseDuration,
-		RenewDeadline:   timing.RenewDeadline,
-		RetryPeriod:     timing.RetryPeriod,
-		ReleaseOnCancel: true,
-		Name:            "kube-scheduler",
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
-				wg.Add(1)
-				defer wg.Done()
-				if err := s.run(ctx, cs, events); err != nil {
-					s.log.Error("scheduler stopped", "err", err)
-				}
-			},
-			OnStoppedLeading: func() { s.log.Info("scheduler lost its lease", "identity", s.cfg.Identity) },
-		},
+	return leaderelect.Run(ctx, cs, "kube-scheduler", s.cfg.Identity, s.cfg.LeaderElection, s.log, func(ctx context.Context) error {
+		return s.run(ctx, cs, events)
 	})
-	wg.Wait()
-	return nil
 }
 
 // podSelector keeps finished pods out of the scheduler's view, as
