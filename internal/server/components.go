@@ -120,7 +120,8 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 	log := s.log.With("component", "nodes-leader")
 	out = append(out, component{name: "nodes-leader", start: func(ctx context.Context) error {
 		return leaderelect.Run(ctx, cs, NodesLease, leaderID, s.cfg.LeaderElection, log, func(ctx context.Context) error {
-			return runAll(ctx, machines, log)
+			runAll(ctx, machines, log)
+			return nil
 		})
 	}})
 	return out, nil
@@ -133,8 +134,9 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 // machines would.
 const NodesLease = "minik-nodes"
 
-// runAll runs components until ctx is done and returns once all stopped.
-func runAll(ctx context.Context, comps []component, log *slog.Logger) error {
+// runAll runs components until ctx is done and returns once all stopped;
+// a component that stops early is logged.
+func runAll(ctx context.Context, comps []component, log *slog.Logger) {
 	var wg sync.WaitGroup
 	for _, c := range comps {
 		wg.Add(1)
@@ -146,7 +148,6 @@ func runAll(ctx context.Context, comps []component, log *slog.Logger) error {
 		}(c)
 	}
 	wg.Wait()
-	return nil
 }
 
 // dataPlane is the Service proxy and the Ingress/Gateway proxy, with their

@@ -511,16 +511,8 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	compCtx, stopComps := context.WithCancel(ctx)
 	defer stopComps()
-	var compWG sync.WaitGroup
-	for _, c := range comps {
-		compWG.Add(1)
-		go func(c component) {
-			defer compWG.Done()
-			if err := c.start(compCtx); err != nil && compCtx.Err() == nil {
-				s.log.Error("component stopped", "component", c.name, "err", err)
-			}
-		}(c)
-	}
+	compsDone := make(chan struct{})
+	go func() { defer close(compsDone); runAll(compCtx, comps, s.log) }()
 	s.mu.Lock()
 	s.addr, s.restConfig, s.etcd = addr, restCfg, db.Client
 	s.mu.Unlock()
@@ -537,7 +529,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	// Components stop first, while the API still serves their last writes.
 	stopComps()
-	compWG.Wait()
+	<-compsDone
 	stack.stop()
 	stopAdmission()
 	apiServer.SetReady(false)
