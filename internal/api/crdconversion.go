@@ -3,22 +3,20 @@ package api
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"minik/internal/admission/webhook"
 	"minik/internal/storage"
 )
 
@@ -73,74 +71,36 @@ func convertCustom(conv runtime.ObjectConvertor, u *unstructured.Unstructured, g
 	return c, nil
 }
 
-// serviceResolver finds a webhook's Service in storage: a ready endpoint
-// of the port (as kube-apiserver with --enable-aggregator-routing), else
-// its cluster IP, else its external name.
+// serviceResolver finds a webhook's Service and its EndpointSlices in
+// storage and dials what admission webhooks dial (webhook.ServiceAddress):
+// a ready endpoint, as kube-apiserver with --enable-aggregator-routing.
 type serviceResolver struct{ s *Server }
 
 // ResolveEndpoint implements k8s.io/apiserver's webhook.ServiceResolver.
 func (r serviceResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), crdConversionTimeout)
 	defer cancel()
-	h := r.s.handler(corev1.SchemeGroupVersion.WithResource("services"))
-	if h == nil {
-		return nil, fmt.Errorf("services are not served")
+	sh := r.s.handler(corev1.SchemeGroupVersion.WithResource("services"))
+	eh := r.s.handler(discoveryv1.SchemeGroupVersion.WithResource("endpointslices"))
+	if sh == nil || eh == nil {
+		return nil, fmt.Errorf("services and endpointslices are not served")
 	}
-	obj, err := h.get(ctx, namespace, name)
+	obj, err := sh.get(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	svc := obj.(*corev1.Service)
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return &url.URL{Scheme: "https", Host: net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port)))}, nil
-	}
-	var sp *corev1.ServicePort
-	for i := range svc.Spec.Ports {
-		if svc.Spec.Ports[i].Port == port {
-			sp = &svc.Spec.Ports[i]
-		}
-	}
-	if sp == nil {
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", port, name))
-	}
-	if addr, ok := r.readyEndpoint(ctx, namespace, name, sp); ok {
-		return &url.URL{Scheme: "https", Host: addr}, nil
-	}
-	if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
-		return &url.URL{Scheme: "https", Host: net.JoinHostPort(ip, strconv.Itoa(int(port)))}, nil
-	}
-	return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("service %q does not have ready endpoints", name))
-}
-
-// readyEndpoint is a ready address of the Service's EndpointSlices on the
-// target of sp.
-func (r serviceResolver) readyEndpoint(ctx context.Context, namespace, name string, sp *corev1.ServicePort) (string, bool) {
-	h := r.s.handler(discoveryv1.SchemeGroupVersion.WithResource("endpointslices"))
-	if h == nil {
-		return "", false
-	}
 	sel := selection{labels: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name}), fields: fields.Everything()}
-	objs, _, err := h.list(ctx, namespace, sel, storage.ListOptions{})
+	objs, _, err := eh.list(ctx, namespace, sel, storage.ListOptions{})
 	if err != nil {
-		return "", false
+		return nil, err
 	}
-	for _, obj := range objs {
-		slice := obj.(*discoveryv1.EndpointSlice)
-		var port int32
-		for _, p := range slice.Ports {
-			if p.Port != nil && (p.Name == nil && sp.Name == "" || p.Name != nil && *p.Name == sp.Name) {
-				port = *p.Port
-			}
-		}
-		if port == 0 {
-			continue
-		}
-		for _, ep := range slice.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready || len(ep.Addresses) == 0 {
-				continue
-			}
-			return net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(port))), true
-		}
+	slices := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		slices = append(slices, o.(*discoveryv1.EndpointSlice))
 	}
-	return "", false
+	addr, err := webhook.ServiceAddress(obj.(*corev1.Service), port, slices)
+	if err != nil {
+		return nil, err
+	}
+	return &url.URL{Scheme: "https", Host: addr}, nil
 }

@@ -124,43 +124,52 @@ func (c *clients) resolve(addr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var slices []*discoveryv1.EndpointSlice
+	if c.endpoints != nil {
+		if slices, err = c.endpoints.EndpointSlices(ns).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name})); err != nil {
+			return "", err
+		}
+	}
+	return ServiceAddress(svc, int32(port), slices)
+}
+
+// ServiceAddress is where a webhook of Service svc on port is dialed: its
+// externalName, else one of the ready endpoints of that port in the
+// Service's EndpointSlices, with kube-apiserver's errors when there is
+// none. The API server's conversion webhooks use it too.
+func ServiceAddress(svc *corev1.Service, port int32, slices []*discoveryv1.EndpointSlice) (string, error) {
+	portStr := strconv.Itoa(int(port))
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return net.JoinHostPort(svc.Spec.ExternalName, portStr), nil
 	}
 	var sp *corev1.ServicePort
 	for i := range svc.Spec.Ports {
-		if svc.Spec.Ports[i].Port == int32(port) {
+		if svc.Spec.Ports[i].Port == port {
 			sp = &svc.Spec.Ports[i]
 			break
 		}
 	}
 	if sp == nil {
-		return "", apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", port, name))
+		return "", apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %d found for service %q", port, svc.Name))
 	}
 	var addrs []string
-	if c.endpoints != nil {
-		slices, err := c.endpoints.EndpointSlices(ns).List(labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name}))
-		if err != nil {
-			return "", err
-		}
-		for _, s := range slices {
-			for _, p := range s.Ports {
-				if p.Port == nil || (p.Name != nil && *p.Name != sp.Name) || (p.Name == nil && sp.Name != "") {
+	for _, s := range slices {
+		for _, p := range s.Ports {
+			if p.Port == nil || (p.Name != nil && *p.Name != sp.Name) || (p.Name == nil && sp.Name != "") {
+				continue
+			}
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready != nil && !*e.Conditions.Ready {
 					continue
 				}
-				for _, e := range s.Endpoints {
-					if e.Conditions.Ready != nil && !*e.Conditions.Ready {
-						continue
-					}
-					for _, a := range e.Addresses {
-						addrs = append(addrs, net.JoinHostPort(a, strconv.Itoa(int(*p.Port))))
-					}
+				for _, a := range e.Addresses {
+					addrs = append(addrs, net.JoinHostPort(a, strconv.Itoa(int(*p.Port))))
 				}
 			}
 		}
 	}
 	if len(addrs) == 0 {
-		return "", apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", name))
+		return "", apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", svc.Name))
 	}
 	return addrs[rand.IntN(len(addrs))], nil
 }
