@@ -202,6 +202,16 @@ type ContainerSpec struct {
 	Mounts []Mount
 	// Log receives the container's output.
 	Log LogSink
+	// Stdin, StdinOnce and TTY are the container's own: a container with
+	// Stdin waits for input on it (kubectl attach reaches it), and with
+	// StdinOnce its stdin closes when the first attached client detaches.
+	Stdin, StdinOnce, TTY bool
+	// ResolvConf is the /etc/resolv.conf the kubelet writes for the pod
+	// (from its dnsPolicy and dnsConfig); empty means none.
+	ResolvConf []byte
+	// Hosts is the /etc/hosts the kubelet writes for the pod (its own
+	// name and hostAliases); empty means none.
+	Hosts []byte
 }
 
 // Exit is how a container ended.
@@ -245,6 +255,12 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	_, _ = rand.Read(id[:])
 	c := &Container{ID: hex.EncodeToString(id[:]), spec: spec, rt: r, done: make(chan struct{})}
 	files := map[string][]byte{"etc/hostname": []byte(spec.Hostname + "\n")}
+	if len(spec.ResolvConf) > 0 {
+		files["etc/resolv.conf"] = spec.ResolvConf
+	}
+	if len(spec.Hosts) > 0 {
+		files["etc/hosts"] = spec.Hosts
+	}
 	c.p = &process{
 		rules: r.rules, image: img.rule, spec: &c.spec, fs: newFS(spec.Mounts, files),
 		clock: r.cfg.Clock, speed: r.cfg.Speed,
@@ -411,27 +427,74 @@ var ErrNotRunning = errors.New("container is not running")
 // and returns its combined output and exit code. It ends with ctx (the
 // probe's timeout).
 func (c *Container) Exec(ctx context.Context, argv []string) ([]byte, int, error) {
-	select {
-	case <-c.done:
-		return nil, 0, ErrNotRunning
-	default:
-	}
-	if len(argv) == 0 {
-		return nil, 0, errors.New("OCI runtime exec failed: exec failed: unable to start container process: exec: no command: unknown")
-	}
 	var out bytes.Buffer
 	w := &syncWriter{w: &out}
+	code, err := c.ExecStream(ctx, ExecOptions{Argv: argv, Stdout: w, Stderr: w})
+	return w.bytes(), code, err
+}
+
+// TerminalSize is a terminal's size in characters.
+type TerminalSize struct {
+	Width, Height uint16
+}
+
+// ExecOptions are the command and streams of an exec in a running
+// container, as the kubelet's ExecInContainer gets them.
+type ExecOptions struct {
+	// Argv is the command and its arguments.
+	Argv []string
+	// Stdin is the command's standard input; nil means none.
+	Stdin io.Reader
+	// Stdout and Stderr receive its output; nil discards it. With TTY,
+	// Stderr is unused: a terminal has one output stream.
+	Stdout, Stderr io.Writer
+	// TTY gives the command a terminal.
+	TTY bool
+	// Resize delivers the terminal's size changes.
+	Resize <-chan TerminalSize
+}
+
+// maxExecStdin bounds the standard input an exec reads.
+const maxExecStdin = 64 << 20
+
+// ExecStream runs a command in the running container with its streams
+// attached and returns its exit code. It ends with ctx; ErrNotRunning
+// tells that the container is not (or no longer) running.
+func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) {
+	select {
+	case <-c.done:
+		return 0, ErrNotRunning
+	default:
+	}
+	argv := o.Argv
+	if len(argv) == 0 {
+		return 0, errors.New("OCI runtime exec failed: exec failed: unable to start container process: exec: no command: unknown")
+	}
+	stdout, stderr := o.Stdout, o.Stderr
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil || o.TTY {
+		stderr = stdout
+	}
 	p := &process{
 		rules: c.p.rules, image: c.p.image, spec: c.p.spec, fs: c.p.fs, clock: c.p.clock, speed: c.p.speed,
-		stdout: w, stderr: w, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
+		stdout: stdout, stderr: stderr, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
 	top, err := p.resolveTop(argv)
 	if err != nil || (top != nil && top.Names[0] == "(generic)") {
-		return nil, 0, fmt.Errorf("OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", argv[0])
+		return 0, fmt.Errorf("OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", argv[0])
+	}
+	var stdin []byte
+	if o.Stdin != nil {
+		if stdin, err = io.ReadAll(io.LimitReader(o.Stdin, maxExecStdin)); err != nil {
+			return 0, fmt.Errorf("reading stdin: %w", err)
+		}
 	}
 	result := make(chan int, 1)
 	go func() {
 		sh := p.newShell(c.env())
+		sh.stdin = stdin
 		code, err := sh.exec(argv, true)
 		var ee exitError
 		switch {
@@ -444,13 +507,36 @@ func (c *Container) Exec(ctx context.Context, argv []string) ([]byte, int, error
 	}()
 	select {
 	case code := <-result:
-		return w.bytes(), code, nil
+		return code, nil
 	case <-ctx.Done():
 		close(p.killC)
-		return w.bytes(), 0, ctx.Err()
+		return 0, ctx.Err()
 	case <-c.done:
 		close(p.killC)
-		return w.bytes(), 0, ErrNotRunning
+		return 0, ErrNotRunning
+	}
+}
+
+// AttachOptions are the streams attached to a container's main process.
+type AttachOptions struct {
+	// Stdin feeds the process's standard input (a container with Stdin
+	// set); nil attaches output only.
+	Stdin io.Reader
+	// Stdout and Stderr receive what the process writes from now on.
+	Stdout, Stderr io.Writer
+	// TTY and Resize are as for an exec.
+	TTY    bool
+	Resize <-chan TerminalSize
+}
+
+// Attach attaches streams to the container's main process, as `kubectl
+// attach` does, until ctx ends or the process exits.
+func (c *Container) Attach(ctx context.Context, o AttachOptions) error {
+	select {
+	case <-c.done:
+		return ErrNotRunning
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
