@@ -726,6 +726,15 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 		if h.res.HasStatus {
 			copyStatus(obj, current)
 		}
+	default:
+		if ss, ok := strategy.Subresources[sub]; ok {
+			// Only what the subresource writes changes.
+			next := ss.Merge(current.DeepCopyObject(), obj)
+			nm, _ := meta.Accessor(next)
+			nm.SetResourceVersion(m.GetResourceVersion())
+			obj, m = next, nm
+			strategy.PrepareForUpdate, strategy.ValidateUpdate = nil, ss.ValidateUpdate
+		}
 	}
 	// Binding and finalize are the API server's own narrow writes: the
 	// type's update strategy does not apply to them.

@@ -30,12 +30,25 @@ type subresourceInfo struct {
 
 // subresources are the extra subresources served, by resource.
 var subresources = map[subresourceKey]subresourceInfo{
-	{schema.GroupResource{Resource: "pods"}, "binding"}:          {kind: "Binding", verbs: metav1.Verbs{"create"}},
-	{schema.GroupResource{Resource: "pods"}, "eviction"}:         {kind: "Eviction", verbs: metav1.Verbs{"create"}, gv: policyv1.SchemeGroupVersion},
-	{schema.GroupResource{Resource: "pods"}, "log"}:              {kind: "Pod", verbs: metav1.Verbs{"get"}},
-	{schema.GroupResource{Resource: "namespaces"}, "finalize"}:   {kind: "Namespace", verbs: metav1.Verbs{"update"}},
-	{schema.GroupResource{Resource: "serviceaccounts"}, "token"}: {kind: "TokenRequest", verbs: metav1.Verbs{"create"}, gv: tokenRequestGV},
+	{schema.GroupResource{Resource: "pods"}, "binding"}:             {kind: "Binding", verbs: metav1.Verbs{"create"}},
+	{schema.GroupResource{Resource: "pods"}, "eviction"}:            {kind: "Eviction", verbs: metav1.Verbs{"create"}, gv: policyv1.SchemeGroupVersion},
+	{schema.GroupResource{Resource: "pods"}, "log"}:                 {kind: "Pod", verbs: metav1.Verbs{"get"}},
+	{schema.GroupResource{Resource: "pods"}, "ephemeralcontainers"}: {kind: "Pod", verbs: metav1.Verbs{"get", "patch", "update"}},
+	{schema.GroupResource{Resource: "pods"}, "exec"}:                {kind: "PodExecOptions", verbs: metav1.Verbs{"create", "get"}},
+	{schema.GroupResource{Resource: "pods"}, "attach"}:              {kind: "PodAttachOptions", verbs: metav1.Verbs{"create", "get"}},
+	{schema.GroupResource{Resource: "pods"}, "portforward"}:         {kind: "PodPortForwardOptions", verbs: metav1.Verbs{"create", "get"}},
+	{schema.GroupResource{Resource: "pods"}, "proxy"}:               {kind: "PodProxyOptions", verbs: proxyVerbs},
+	{schema.GroupResource{Resource: "services"}, "proxy"}:           {kind: "ServiceProxyOptions", verbs: proxyVerbs},
+	{schema.GroupResource{Resource: "nodes"}, "proxy"}:              {kind: "NodeProxyOptions", verbs: proxyVerbs},
+	{schema.GroupResource{Resource: "namespaces"}, "finalize"}:      {kind: "Namespace", verbs: metav1.Verbs{"update"}},
+	{schema.GroupResource{Resource: "serviceaccounts"}, "token"}:    {kind: "TokenRequest", verbs: metav1.Verbs{"create"}, gv: tokenRequestGV},
 }
+
+// proxyVerbs are the verbs of the proxy subresources in discovery.
+var proxyVerbs = metav1.Verbs{"create", "delete", "get", "patch", "update"}
+
+// proxyResources have a proxy subresource.
+var proxyResources = map[string]bool{"pods": true, "services": true, "nodes": true}
 
 func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
 	notFound := func() { writeError(w, r, errNoResource()) }
@@ -71,6 +84,21 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 			return
 		}
 		h.serveLog(w, r, info)
+	case h.res.Strategy.Subresources[info.Subresource].Merge != nil:
+		switch info.Verb {
+		case "get":
+			h.serveGet(w, r, info)
+		case "update":
+			h.serveUpdate(w, r, info, info.Subresource)
+		case "patch":
+			h.servePatch(w, r, info, info.Subresource)
+		default:
+			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + info.Subresource}, r.Method))
+		}
+	case connectSubresources[info.Subresource] && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
+		h.serveConnect(w, r, info)
+	case info.Subresource == "proxy" && proxyResources[h.res.Name] && h.res.GroupVersion.Group == "":
+		h.serveProxy(w, r, info)
 	case info.Subresource == "finalize" && h.res.Name == "namespaces" && h.res.GroupVersion.Group == "":
 		if info.Verb != "update" {
 			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "namespaces/finalize"}, r.Method))

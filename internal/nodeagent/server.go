@@ -13,11 +13,20 @@ import (
 
 // handler is the node's endpoint, as the kubelet's on port 10250:
 // /containerLogs/<namespace>/<pod>/<container> (what the API server
-// proxies pods/log to) and /healthz. Errors are Status objects with the
+// proxies pods/log to), the streaming endpoints of streams.go (exec,
+// attach, portForward, run), /pods and /healthz. Errors are Status objects with the
 // kubelet's messages.
 func (n *node) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", n.serveLogs)
+	st := streams{n}
+	for _, m := range []string{"GET", "POST"} {
+		mux.HandleFunc(m+" /exec/{namespace}/{pod}/{container}", st.serveExec)
+		mux.HandleFunc(m+" /attach/{namespace}/{pod}/{container}", st.serveAttach)
+		mux.HandleFunc(m+" /portForward/{namespace}/{pod}", st.servePortForward)
+	}
+	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", st.serveRun)
+	mux.HandleFunc("GET /pods", st.servePods)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))

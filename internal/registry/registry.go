@@ -100,4 +100,17 @@ type Strategy struct {
 	// Table converts objects to server-side table rows; nil means the
 	// default Name/Age table.
 	Table *printers.TableConvertor
+	// Subresources are writable subresources beyond status and scale
+	// (pods/ephemeralcontainers), by name.
+	Subresources map[string]SubresourceStrategy
+}
+
+// SubresourceStrategy is what an update through a subresource may do.
+type SubresourceStrategy struct {
+	// Merge copies what the subresource writes from sent into current (a
+	// copy of the stored object) and returns it.
+	Merge func(current, sent runtime.Object) runtime.Object
+	// ValidateUpdate validates the merged object against the stored one,
+	// in place of the main resource's update validation.
+	ValidateUpdate func(ctx context.Context, obj, old runtime.Object) field.ErrorList
 }

@@ -25,6 +25,7 @@ func podStrategy() Strategy {
 		Validate:         validator(validatePod),
 		ValidateUpdate:   updateValidator(validatePodUpdate),
 		Fields:           selectable(podFields),
+		Subresources:     map[string]SubresourceStrategy{"ephemeralcontainers": podEphemeralContainers()},
 	}, true)
 }
 
