@@ -80,15 +80,16 @@ func (h *resourceHandler) serveConnect(w http.ResponseWriter, r *http.Request, i
 			writeError(w, r, err)
 			return
 		}
-		for _, p := range []string{"stdin", "stdout", "stderr", "tty"} {
-			if v := q.Get(p); v != "" {
+		// The kubelet's names of the stream parameters (api.ExecStdinParam…).
+		for _, p := range [][2]string{{"stdin", "input"}, {"stdout", "output"}, {"stderr", "error"}, {"tty", "tty"}} {
+			if v := q.Get(p[0]); v != "" {
 				b, err := strconv.ParseBool(v)
 				if err != nil {
-					writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("%s: invalid value %q: %v", p, v, err)))
+					writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("%s: invalid value %q: %v", p[0], v, err)))
 					return
 				}
 				if b {
-					params.Set(p, "1")
+					params.Set(p[1], "1")
 				}
 			}
 		}
@@ -128,8 +129,8 @@ func (h *resourceHandler) serveConnect(w http.ResponseWriter, r *http.Request, i
 		handler = translator.NewTranslatingHandler(handler, translator.NewTunnelingHandler(handler), wsstream.IsWebSocketRequestWithTunnelingProtocol)
 	} else {
 		opts := translator.Options{
-			Stdin: params.Get("stdin") == "1", Stdout: params.Get("stdout") == "1",
-			Stderr: params.Get("stderr") == "1", Tty: params.Get("tty") == "1",
+			Stdin: params.Get("input") == "1", Stdout: params.Get("output") == "1",
+			Stderr: params.Get("error") == "1", Tty: params.Get("tty") == "1",
 		}
 		handler = translator.NewTranslatingHandler(handler, translator.NewStreamTranslatorHandler(loc, nodeTransport, 0, opts), wsstream.IsWebSocketRequestWithStreamCloseProtocol)
 	}
