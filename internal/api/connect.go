@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -60,7 +59,10 @@ func (h *resourceHandler) serveConnect(w http.ResponseWriter, r *http.Request, i
 				writeError(w, r, apierrors.NewInternalError(fmt.Errorf("authorize create %s: %w", info.Path, err)))
 				return
 			}
-			writeError(w, r, apierrors.NewForbidden(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, info.Name, errors.New(reason)))
+			// kube answers NewForbidden(pods, name, reason), and RBAC's
+			// reason is empty: the authorization filter's wording says
+			// what is missing.
+			writeError(w, r, forbidden(a, reason))
 			return
 		}
 	}

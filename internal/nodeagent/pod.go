@@ -369,6 +369,7 @@ func (w *podWorker) syncPod(pod *corev1.Pod) {
 			}
 		}
 	}
+	w.syncEphemeral(pod)
 }
 
 // ensureSandbox gives the pod its sandbox: an IP from the node's block
@@ -516,6 +517,11 @@ func (w *podWorker) specOf(pod *corev1.Pod, name string) *corev1.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == name {
+			return ephemeralSpec(&pod.Spec.EphemeralContainers[i])
 		}
 	}
 	return nil

@@ -55,6 +55,7 @@ func (w *podWorker) statusLocked(pod *corev1.Pod, terminal bool) corev1.PodStatu
 	for i := range pod.Spec.Containers {
 		s.ContainerStatuses = append(s.ContainerStatuses, w.containerStatusLocked(&pod.Spec.Containers[i], false, defaultWaiting, terminal))
 	}
+	s.EphemeralContainerStatuses = w.ephemeralStatusesLocked(pod, terminal)
 	s.Phase = podPhase(pod, s.InitContainerStatuses, s.ContainerStatuses, terminal || w.terminal)
 	if terminal && s.Phase != corev1.PodSucceeded && s.Phase != corev1.PodFailed {
 		s.Phase = corev1.PodFailed
