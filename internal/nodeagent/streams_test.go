@@ -170,6 +170,19 @@ func TestExec(t *testing.T) {
 			t.Errorf("got %v", err)
 		}
 	})
+	t.Run("a container that is not running is the kubelet's error", func(t *testing.T) {
+		done := shellPod("done", "exit 0")
+		done.Spec.RestartPolicy = corev1.RestartPolicyNever
+		runPod(t, cs, done, "minik-node-1")
+		waitPod(t, cs, "default", "done", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+		for _, kind := range []executorKind{viaSPDY, viaWebSocket} {
+			err := executor(t, cfg, kind, execURL(cs, "done", "app", []string{"true"}, false, false)).
+				StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: io.Discard})
+			if err == nil || !strings.Contains(err.Error(), `container not found ("app")`) {
+				t.Errorf("%s: got %v", kind, err)
+			}
+		}
+	})
 	t.Run("the node agent's /pods lists the pod", func(t *testing.T) {
 		body, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/minik-node-1/proxy/pods").DoRaw(context.Background())
 		if err != nil || !bytes.Contains(body, []byte(`"name":"shell"`)) {
@@ -319,7 +332,7 @@ func TestKubectl(t *testing.T) {
 	if err != nil {
 		t.Skip("no kubectl")
 	}
-	srv, _, _ := streamsCluster(t, "kc")
+	srv, cs, _ := streamsCluster(t, "kc")
 	env := append(os.Environ(), "KUBECONFIG="+srv.KubeconfigPath)
 	t.Run("exec's exit code", func(t *testing.T) {
 		cmd := exec.Command(kubectl, "exec", "kc", "-c", "app", "--", "sh", "-c", "echo hi; exit 3")
@@ -336,6 +349,34 @@ func TestKubectl(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		if err != nil || string(out) != "hi\n" {
 			t.Errorf("kubectl exec -i: %v %q", err, out)
+		}
+	})
+	t.Run("exec into a container the pod does not have", func(t *testing.T) {
+		cmd := exec.Command(kubectl, "exec", "kc", "-c", "nope", "--", "true")
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "container nope is not valid for pod kc") {
+			t.Errorf("kubectl exec -c nope: %v\n%s", err, out)
+		}
+	})
+	t.Run("debug adds an ephemeral container exec reaches", func(t *testing.T) {
+		cmd := exec.Command(kubectl, "debug", "kc", "--image=busybox:1.36", "--target=app", "--container=dbg", "--", "sleep", "3600")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl debug: %v\n%s", err, out)
+		}
+		waitPod(t, cs, "default", "kc", "dbg Running", func(p *corev1.Pod) bool {
+			for _, s := range p.Status.EphemeralContainerStatuses {
+				if s.Name == "dbg" && s.State.Running != nil {
+					return true
+				}
+			}
+			return false
+		})
+		cmd = exec.Command(kubectl, "exec", "kc", "-c", "dbg", "--", "echo", "debugging")
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "debugging\n" {
+			t.Errorf("kubectl exec -c dbg: %v %q", err, out)
 		}
 	})
 	t.Run("port-forward", func(t *testing.T) {
