@@ -39,11 +39,25 @@
 // Container logs are files in the CRI format under
 // <DataDir>/<node>/pods/<namespace>_<pod>_<uid>/<container>/<restart>.log,
 // served on the node's endpoint at /containerLogs/<namespace>/<pod>/
-// <container>, where the API server proxies pods/log.
+// <container>, where the API server proxies pods/log. The endpoint also
+// serves, as the kubelet's, /exec/, /attach/ and /portForward/ (the
+// kubelet's own protocol code, k8s.io/cri-streaming, over the simulated
+// container; see streams.go), /run/, /pods and /healthz. It has no
+// authentication of its own: it listens on the node's loopback address
+// only, as for logs.
+//
+// Ephemeral containers (kubectl debug) start once in the running pod,
+// their status in status.ephemeralContainerStatuses; sharing the target's
+// process namespace is not simulated.
 //
 // Simulated time (pulls, sandbox, back-offs, probe periods, sleeps in
 // scripts, grace periods) is divided by Timing.Speed; heartbeats are real
 // time.
+//
+// Streams, measured on 2 CPUs (BenchmarkExec, BenchmarkPortForward): an
+// exec of `true` through the API server takes about 5.7 ms (WebSocket) or
+// 5.6 ms (SPDY); port-forward carries about 99 MB/s (SPDY) or 93 MB/s
+// (WebSocket tunnelling) from client to pod.
 //
 // Cost, measured on 2 CPUs (BenchmarkIdleNodes, BenchmarkPodsRunning):
 // 1,000 idle nodes register in about 3s and cost about 450 KiB of heap
@@ -55,6 +69,6 @@
 // (a placeholder file), the kube-root-ca.crt ConfigMap of service account
 // volumes may be missing, volumes are not refreshed when their ConfigMap
 // changes, Service environment variables are not injected,
-// activeDeadlineSeconds, ephemeral containers, lifecycle hooks and
+// activeDeadlineSeconds, lifecycle hooks and
 // resource limits (OOMKilled) are not simulated, and gRPC probes only dial.
 package nodeagent
