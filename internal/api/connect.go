@@ -116,11 +116,7 @@ func (h *resourceHandler) serveConnect(w http.ResponseWriter, r *http.Request, i
 		}
 		path = fmt.Sprintf("/portForward/%s/%s", pod.Namespace, pod.Name)
 	}
-	if pod.Spec.NodeName == "" {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name)))
-		return
-	}
-	loc, err := h.s.kubeletURL(ctx, pod.Spec.NodeName)
+	loc, err := h.s.podNodeURL(ctx, pod)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -147,13 +143,20 @@ func podContainer(pod *corev1.Pod, name string) (string, error) {
 		case 1:
 			return pod.Spec.Containers[0].Name, nil
 		case 0:
-			return "", apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a container", pod.Name))
+			return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s", pod.Name))
 		}
-		names := make([]string, 0, len(pod.Spec.Containers))
+		// Every container, as kube's VisitContainers lists them.
+		var names []string
+		for _, c := range pod.Spec.InitContainers {
+			names = append(names, c.Name)
+		}
 		for _, c := range pod.Spec.Containers {
 			names = append(names, c.Name)
 		}
-		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names))
+		for _, c := range pod.Spec.EphemeralContainers {
+			names = append(names, c.Name)
+		}
+		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %s", pod.Name, names))
 	}
 	// The same membership test as pods/log: init, regular and ephemeral
 	// containers.

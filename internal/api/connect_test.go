@@ -175,6 +175,12 @@ func TestExecAuthorization(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+	t.Run("a pod of two containers needs one named", func(t *testing.T) {
+		_, err := execIn(srv.RESTConfig, cs, "web", "", false, "true")
+		if err == nil || !strings.Contains(err.Error(), "a container name must be specified for pod web, choose one of: [app web]") {
+			t.Errorf("err = %v", err)
+		}
+	})
 	t.Run("a pod without a node", func(t *testing.T) {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
 		if _, err := cs.CoreV1().Pods("demo").Create(ctx, p, metav1.CreateOptions{}); err != nil {

@@ -57,11 +57,7 @@ func (h *resourceHandler) serveLog(w http.ResponseWriter, r *http.Request, info 
 		writeError(w, r, apierrors.NewBadRequest("at most one of `sinceTime` or `sinceSeconds` may be specified"))
 		return
 	}
-	if pod.Spec.NodeName == "" {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name)))
-		return
-	}
-	target, err := h.s.kubeletURL(ctx, pod.Spec.NodeName)
+	target, err := h.s.podNodeURL(ctx, pod)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -154,6 +150,15 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 		}
 	}
 	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
+}
+
+// podNodeURL is the base URL of the agent of the node a pod is bound to,
+// with kube's error for a pod that is not.
+func (s *Server) podNodeURL(ctx context.Context, pod *corev1.Pod) (*url.URL, error) {
+	if pod.Spec.NodeName == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
+	}
+	return s.kubeletURL(ctx, pod.Spec.NodeName)
 }
 
 // kubeletURL is the base URL of a node's agent.
