@@ -243,6 +243,20 @@ func TestEphemeralContainers(t *testing.T) {
 	if out, err := execIn(srv.RESTConfig, cs, "web", "debugger", false, "echo", "debugging"); err != nil || out != "debugging\n" {
 		t.Errorf("exec in the ephemeral container: %q, %v", out, err)
 	}
+	t.Run("the kubelet's events name the ephemeral container", func(t *testing.T) {
+		eventually(t, "a Started event of spec.ephemeralContainers{debugger}", func() error {
+			list, err := cs.CoreV1().Events("demo").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=Started"})
+			if err != nil {
+				return err
+			}
+			for _, e := range list.Items {
+				if e.InvolvedObject.FieldPath == "spec.ephemeralContainers{debugger}" && e.Message == "Started container debugger" {
+					return nil
+				}
+			}
+			return apierrors.NewBadRequest("not yet")
+		})
+	})
 	t.Run("existing ephemeral containers may not be removed", func(t *testing.T) {
 		p, _ := cs.CoreV1().Pods("demo").Get(ctx, "web", metav1.GetOptions{})
 		p.Spec.EphemeralContainers = nil

@@ -30,6 +30,11 @@ func (w *podWorker) event(pod *corev1.Pod, spec *corev1.Container, typ, reason, 
 				field = "spec.initContainers{" + spec.Name + "}"
 			}
 		}
+		for i := range pod.Spec.EphemeralContainers {
+			if pod.Spec.EphemeralContainers[i].Name == spec.Name {
+				field = "spec.ephemeralContainers{" + spec.Name + "}"
+			}
+		}
 		ref.FieldPath = field
 	}
 	w.n.rec.Event(ref, typ, reason, msg)

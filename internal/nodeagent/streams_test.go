@@ -380,31 +380,7 @@ func TestKubectl(t *testing.T) {
 		}
 	})
 	t.Run("port-forward", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		cmd := exec.CommandContext(ctx, kubectl, "port-forward", "pod/kc", ":5678")
-		cmd.Env = env
-		stdout, _ := cmd.StdoutPipe()
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { cancel(); _ = cmd.Wait() }()
-		// "Forwarding from 127.0.0.1:NNNNN -> 5678"
-		buf := make([]byte, 512)
-		var line string
-		for !strings.Contains(line, "->") {
-			n, err := stdout.Read(buf)
-			if err != nil {
-				t.Fatalf("kubectl port-forward: %v; %s", err, stderr.String())
-			}
-			line += string(buf[:n])
-		}
-		var port int
-		if _, err := fmt.Sscanf(line[strings.Index(line, "127.0.0.1:"):], "127.0.0.1:%d", &port); err != nil {
-			t.Fatalf("parse %q: %v", line, err)
-		}
+		port, stderr, _ := kubectlForward(t, kubectl, env, "pod/kc", ":5678")
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port))
 		if err != nil {
 			t.Fatalf("GET: %v; %s", err, stderr.String())
@@ -415,4 +391,71 @@ func TestKubectl(t *testing.T) {
 			t.Errorf("GET through kubectl port-forward: %q", b)
 		}
 	})
+	t.Run("port-forward to a port nothing serves", func(t *testing.T) {
+		port, stderr, wait := kubectlForward(t, kubectl, env, "pod/kc", ":9")
+		if _, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", port)); err == nil {
+			t.Errorf("GET of a port nothing serves succeeded")
+		}
+		// kubectl reports the node's error and ends ("lost connection
+		// to pod").
+		wait()
+		if !strings.Contains(stderr.String(), "error forwarding port 9") || !strings.Contains(stderr.String(), "connection refused") {
+			t.Errorf("kubectl port-forward's stderr:\n%s", stderr.String())
+		}
+	})
+}
+
+// kubectlForward starts `kubectl port-forward target ports` and returns
+// the local port it listens on, its stderr, and a function that waits for
+// it to end (killing it after 30s); it is killed when the test ends.
+func kubectlForward(t *testing.T, kubectl string, env []string, target, ports string) (int, *syncBuffer, func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	cmd := exec.CommandContext(ctx, kubectl, "port-forward", target, ports)
+	cmd.Env = env
+	stdout, _ := cmd.StdoutPipe()
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var once sync.Once
+	wait := func() { once.Do(func() { _ = cmd.Wait(); cancel() }) }
+	t.Cleanup(func() { cancel(); wait() })
+	// "Forwarding from 127.0.0.1:NNNNN -> 5678"
+	buf := make([]byte, 512)
+	var line string
+	for !strings.Contains(line, "->") {
+		n, err := stdout.Read(buf)
+		if err != nil {
+			t.Fatalf("kubectl port-forward: %v; %s", err, stderr.String())
+		}
+		line += string(buf[:n])
+	}
+	var port int
+	if _, err := fmt.Sscanf(line[strings.Index(line, "127.0.0.1:"):], "127.0.0.1:%d", &port); err != nil {
+		t.Fatalf("parse %q: %v", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	return port, stderr, wait
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's writes and the
+// test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
