@@ -2,13 +2,19 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,6 +102,32 @@ func TestProxySubresources(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an https: Service port, to a self-signed backend", func(t *testing.T) {
+		backend := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "tls backend at %s", r.URL.Path)
+		}))
+		defer backend.Close()
+		_, portStr, _ := net.SplitHostPort(backend.Listener.Addr().String())
+		port, _ := strconv.Atoi(portStr)
+		ctx := context.Background()
+		if _, err := cs.CoreV1().Services("demo").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tls"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		name, p, ready := "https", int32(port), true
+		if _, err := cs.DiscoveryV1().EndpointSlices("demo").Create(ctx, &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: "tls-manual", Labels: map[string]string{discoveryv1.LabelServiceName: "tls"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &p}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		body, err := proxyGet(cs, "/api/v1/namespaces/demo/services/https:tls:https/proxy/some/path")
+		if err != nil || body != "tls backend at /some/path" {
+			t.Errorf("GET = %q, %v", body, err)
+		}
+	})
 	t.Run("a Service without ready endpoints is kube's 503", func(t *testing.T) {
 		body, err := proxyGet(cs, "/api/v1/namespaces/demo/services/empty:80/proxy/")
 		if !apierrors.IsServiceUnavailable(err) || !strings.Contains(body, `"message":"no endpoints available for service \"empty\""`) {

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +25,17 @@ import (
 //   - services: a ready endpoint of the Service's port (by name or
 //     number), kube's 503 "no endpoints available for service" without;
 //   - nodes: the node agent's endpoint, or another port of the node.
+
+// proxyTransport carries the proxy subresources. As kube-apiserver's
+// proxy transport, it does not verify the certificates of https:
+// backends (pods serve self-signed ones).
+var proxyTransport = &http.Transport{
+	DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // kube-apiserver's proxy transport does the same
+	TLSHandshakeTimeout: 10 * time.Second,
+	IdleConnTimeout:     90 * time.Second,
+	MaxIdleConnsPerHost: 25,
+}
 
 // serveProxy serves pods/proxy, services/proxy and nodes/proxy.
 func (h *resourceHandler) serveProxy(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
@@ -50,7 +63,7 @@ func (h *resourceHandler) serveProxy(w http.ResponseWriter, r *http.Request, inf
 	if i := strings.Index(r.URL.Path, marker); i >= 0 {
 		loc.Path = r.URL.Path[i+len(marker):]
 	}
-	handler := proxy.NewUpgradeAwareHandler(loc, nodeTransport, true, false, errorResponder{})
+	handler := proxy.NewUpgradeAwareHandler(loc, proxyTransport, true, false, errorResponder{})
 	handler.ServeHTTP(hijackable{w}, r)
 }
 
