@@ -122,6 +122,9 @@ func TestExec(t *testing.T) {
 				opts := remotecommand.StreamOptions{Stdout: &out, Tty: tty}
 				if !tty {
 					opts.Stderr = &errOut
+				} else {
+					// A terminal's size goes on the resize stream.
+					opts.TerminalSizeQueue = &oneSize{size: remotecommand.TerminalSize{Width: 120, Height: 40}, done: ctx.Done()}
 				}
 				if stdin != "" {
 					opts.Stdin = strings.NewReader(stdin)
@@ -232,6 +235,23 @@ func TestAttach(t *testing.T) {
 			t.Errorf("got %v", err)
 		}
 	})
+}
+
+// oneSize is a terminal size queue that gives one size, then none once
+// done.
+type oneSize struct {
+	size remotecommand.TerminalSize
+	sent bool
+	done <-chan struct{}
+}
+
+func (q *oneSize) Next() *remotecommand.TerminalSize {
+	if !q.sent {
+		q.sent = true
+		return &q.size
+	}
+	<-q.done
+	return nil
 }
 
 // firstRead is a stdin that tells when it is first read, then blocks
