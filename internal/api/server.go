@@ -52,6 +52,9 @@ type Config struct {
 	// CreateOnly are the create-only virtual resources (access reviews,
 	// token reviews); nil means registry.CreateOnly().
 	CreateOnly []*registry.Resource
+	// Local are read-only resources answered by providers in the process
+	// (metrics.k8s.io), as through a local APIService; see local.go.
+	Local []LocalResource
 	// TokenIssuer signs the tokens of the serviceaccounts/token
 	// subresource; nil serves no such subresource.
 	TokenIssuer auth.TokenIssuer
@@ -142,6 +145,8 @@ type Server struct {
 
 	// createOnly serves the create-only virtual resources.
 	createOnly map[schema.GroupVersionResource]*createOnlyHandler
+	// local serves the local resources (Config.Local).
+	local map[schema.GroupVersionResource]*localHandler
 }
 
 // Stop ends every open watch so that a graceful HTTP shutdown does not wait
@@ -214,6 +219,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.CreateOnly = registry.CreateOnly()
 	}
 	if err := s.addCreateOnly(cfg.CreateOnly); err != nil {
+		return nil, err
+	}
+	if err := s.addLocal(cfg.Local); err != nil {
 		return nil, err
 	}
 	s.chain = cfg.Admission

@@ -18,6 +18,7 @@ import (
 func (n *node) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", n.serveLogs)
+	mux.HandleFunc("GET /stats/summary", n.serveStatsSummary(n.cfg.Clock.Now()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
