@@ -229,11 +229,14 @@ func New(cfg Config) (*Server, error) {
 		s.chain = &admission.Chain{Validators: []admission.Validator{s.NamespaceLifecycle()}}
 	}
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("/healthz", s.serveHealth)
-	s.mux.HandleFunc("/livez", s.serveHealth)
+	s.mux.HandleFunc("/healthz", s.serveLive)
+	s.mux.HandleFunc("/healthz/", s.serveLiveCheck)
+	s.mux.HandleFunc("/livez", s.serveLive)
+	s.mux.HandleFunc("/livez/", s.serveLiveCheck)
 	s.mux.HandleFunc("/readyz", s.serveReady)
 	s.mux.HandleFunc("/readyz/", s.writeReadyzCheck)
 	s.mux.HandleFunc("/version", s.serveVersion)
+	s.mux.Handle("/metrics", s.metricsHandler())
 	for prefix, h := range cfg.Extra {
 		s.mux.Handle(prefix, h)
 	}
@@ -346,6 +349,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rs := &responseState{ResponseWriter: w}
 	w = rs
+	defer s.observeRequest(rs, r, info, start)
 	defer s.recoverPanic(rs, r, audit)
 	user, err := s.authenticate(r)
 	if err != nil {
@@ -446,12 +450,6 @@ func withRequestInfo(ctx context.Context, info *RequestInfo) context.Context {
 func requestInfoFrom(ctx context.Context) *RequestInfo {
 	info, _ := ctx.Value(requestInfoKey{}).(*RequestInfo)
 	return info
-}
-
-func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	fmt.Fprint(w, "ok")
 }
 
 // serveReady answers /readyz: the server's start-up and Config.ReadyChecks,
