@@ -485,12 +485,13 @@ const maxOverrides = 64
 // ParseUsageOverrides reads a UsageAnnotation value, by container name.
 func ParseUsageOverrides(s string) (map[string]UsageOverride, error) {
 	out := map[string]UsageOverride{}
+	entries := 0
 	for _, entry := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == '\n' }) {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
 			continue
 		}
-		if len(out) >= maxOverrides {
+		if entries++; entries > maxOverrides {
 			return nil, fmt.Errorf("more than %d containers", maxOverrides)
 		}
 		name, spec, ok := strings.Cut(entry, "=")
