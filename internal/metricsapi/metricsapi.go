@@ -348,14 +348,15 @@ func (p *Provider) GetNode(ctx context.Context, _, name string) (runtime.Object,
 	}
 	n, err := nodes.Get(name)
 	if err != nil {
-		return nil, apierrors.NewNotFound(GroupVersion.WithResource("nodes").GroupResource(), name)
+		// The lister's error, as metrics-server passes it on.
+		return nil, apierrors.NewNotFound(corev1.Resource("node"), name)
 	}
 	ms, err := p.nodeMetrics(ctx, []*corev1.Node{n})
 	if err != nil {
 		return nil, err
 	}
 	if len(ms) == 0 {
-		return nil, apierrors.NewNotFound(GroupVersion.WithResource("nodes").GroupResource(), name)
+		return nil, apierrors.NewNotFound(GroupVersion.WithResource("nodemetrics").GroupResource(), name)
 	}
 	return ms[0], nil
 }
@@ -449,17 +450,18 @@ func (p *Provider) GetPod(ctx context.Context, namespace, name string) (runtime.
 	if err != nil {
 		return nil, err
 	}
-	notFound := apierrors.NewNotFound(GroupVersion.WithResource("pods").GroupResource(), name)
 	pod, err := pods.Pods(namespace).Get(name)
 	if err != nil {
-		return nil, notFound
+		// The lister's error, as metrics-server passes it on.
+		return nil, apierrors.NewNotFound(corev1.Resource("pods"), name)
 	}
 	ms, err := p.podMetrics(ctx, []*corev1.Pod{pod})
 	if err != nil {
 		return nil, err
 	}
 	if len(ms) == 0 {
-		return nil, notFound
+		// A pod without figures (not running yet), as metrics-server says.
+		return nil, apierrors.NewNotFound(GroupVersion.WithResource("podmetrics").GroupResource(), namespace+"/"+name)
 	}
 	return ms[0], nil
 }

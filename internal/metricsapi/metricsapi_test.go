@@ -166,9 +166,30 @@ func TestMetricsAPIServesTheNodesSummaries(t *testing.T) {
 
 	t.Run("a missing pod is NotFound and writes are not allowed", func(t *testing.T) {
 		_, err := mc.MetricsV1beta1().PodMetricses(ns).Get(ctx, "nope", metav1.GetOptions{})
-		if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `podmetrics.metrics.k8s.io "nope" not found`) && !strings.Contains(err.Error(), `pods.metrics.k8s.io "nope" not found`) {
+		if !apierrors.IsNotFound(err) || err.Error() != `pods "nope" not found` {
 			t.Fatalf("get missing: %v", err)
 		}
+		_, err = mc.MetricsV1beta1().NodeMetricses().Get(ctx, "nope", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) || err.Error() != `node "nope" not found` {
+			t.Fatalf("get missing node: %v", err)
+		}
+		// A pod that does not run has no figures.
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "unbound"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, "the provider to see the unbound pod", func(ctx context.Context) (bool, error) {
+			_, err := mc.MetricsV1beta1().PodMetricses(ns).Get(ctx, "unbound", metav1.GetOptions{})
+			if err != nil && err.Error() == `pods "unbound" not found` {
+				return false, nil
+			}
+			if !apierrors.IsNotFound(err) || err.Error() != `podmetrics.metrics.k8s.io "top/unbound" not found` {
+				return false, fmt.Errorf("get unbound: %v", err)
+			}
+			return true, nil
+		})
 		rc := mc.MetricsV1beta1().RESTClient()
 		err = rc.Delete().Namespace(ns).Resource("pods").Name("idle").Do(ctx).Error()
 		if !apierrors.IsMethodNotSupported(err) {
