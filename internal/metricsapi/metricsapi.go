@@ -205,9 +205,14 @@ func (p *Provider) listers() (listersv1.NodeLister, listersv1.PodLister, error) 
 	return p.nodes, p.pods, nil
 }
 
-// summaries returns the nodes' summaries, scraping them when the last
-// round is older than MaxAge; concurrent callers share one round.
-func (p *Provider) summaries(ctx context.Context, nodes []*corev1.Node) (*scrape, error) {
+// summaries returns every node's summary, scraping them all when the last
+// round is older than MaxAge; concurrent callers share one round, which
+// serves node and pod requests alike.
+func (p *Provider) summaries(ctx context.Context) (*scrape, error) {
+	lister, _, err := p.listers()
+	if err != nil {
+		return nil, err
+	}
 	for {
 		p.mu.Lock()
 		if s := p.scraped; s != nil && p.cfg.Clock.Since(s.at) < p.cfg.MaxAge {
@@ -226,6 +231,14 @@ func (p *Provider) summaries(ctx context.Context, nodes []*corev1.Node) (*scrape
 		done := make(chan struct{})
 		p.scrapeDone = done
 		p.mu.Unlock()
+		nodes, err := lister.List(everything)
+		if err != nil {
+			p.mu.Lock()
+			p.scrapeDone = nil
+			p.mu.Unlock()
+			close(done)
+			return nil, apierrors.NewInternalError(err)
+		}
 		s := p.scrapeAll(nodes)
 		p.mu.Lock()
 		p.scraped, p.scrapeDone = s, nil
@@ -317,7 +330,7 @@ func memoryQuantity(bytes *uint64) resource.Quantity {
 
 // nodeMetrics are the metrics of the nodes that have a summary.
 func (p *Provider) nodeMetrics(ctx context.Context, nodes []*corev1.Node) ([]runtime.Object, error) {
-	s, err := p.summaries(ctx, nodes)
+	s, err := p.summaries(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -378,10 +391,6 @@ func (p *Provider) ListNodes(ctx context.Context, _ string) ([]runtime.Object, e
 // podMetrics are the metrics of pods (the summaries' pods that are
 // among them).
 func (p *Provider) podMetrics(ctx context.Context, pods []*corev1.Pod) ([]runtime.Object, error) {
-	nodes, _, err := p.listers()
-	if err != nil {
-		return nil, err
-	}
 	bound := false
 	for _, pod := range pods {
 		bound = bound || pod.Spec.NodeName != ""
@@ -389,12 +398,7 @@ func (p *Provider) podMetrics(ctx context.Context, pods []*corev1.Pod) ([]runtim
 	if !bound {
 		return []runtime.Object{}, nil
 	}
-	// Every node is scraped, so that one round serves pods and nodes.
-	all, err := nodes.List(everything)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	s, err := p.summaries(ctx, all)
+	s, err := p.summaries(ctx)
 	if err != nil {
 		return nil, err
 	}
