@@ -279,6 +279,10 @@ func TestMetricsAPIServesTheNodesSummaries(t *testing.T) {
 		if !found {
 			t.Fatal("aggregated discovery has no metrics.k8s.io/v1beta1")
 		}
+		doc, err := cs.CoreV1().RESTClient().Get().AbsPath("/openapi/v3/apis/metrics.k8s.io/v1beta1").DoRaw(ctx)
+		if err != nil || !strings.Contains(string(doc), "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods") {
+			t.Fatalf("openapi v3 of metrics.k8s.io/v1beta1: %v %.200s", err, doc)
+		}
 	})
 
 	t.Run("kubectl top", func(t *testing.T) {
@@ -306,6 +310,11 @@ func TestMetricsAPIServesTheNodesSummaries(t *testing.T) {
 		t.Logf("kubectl top pods -A -l app=busy:\n%s", out)
 		if !strings.Contains(collapse(out), collapse("top busy 500m 0Mi")) {
 			t.Errorf("kubectl top pods -A -l: %s", out)
+		}
+		out = run("get", "podmetrics", "-n", ns, "-l", "app=pinned")
+		t.Logf("kubectl get podmetrics -l app=pinned:\n%s", out)
+		if !strings.Contains(collapse(out), collapse("NAME CPU MEMORY WINDOW pinned 250m 64Mi 15s")) {
+			t.Errorf("kubectl get podmetrics: %s", out)
 		}
 		out = run("top", "nodes")
 		t.Logf("kubectl top nodes:\n%s", out)
