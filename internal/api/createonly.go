@@ -51,6 +51,9 @@ func verbsOf(res *registry.Resource) metav1.Verbs {
 	if _, ok := createOnlyKinds[res.GroupVersionKind().GroupKind()]; ok {
 		return metav1.Verbs{"create"}
 	}
+	if _, ok := localGVRs.Load(res.GroupVersionResource()); ok {
+		return readOnlyVerbs
+	}
 	return allVerbs
 }
 

@@ -26,6 +26,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 				c.serve(w, r, info)
 				return
 			}
+			if l, ok := s.local[gvr]; ok {
+				l.serve(w, r, info)
+				return
+			}
 			writeError(w, r, errNoResource())
 			return
 		}

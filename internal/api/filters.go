@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"minik/internal/auth"
+	"minik/internal/promstats"
 )
 
 // The handler chain's protective stages, as kube-apiserver's filters:
@@ -160,6 +161,12 @@ func (s *Server) serveLimited(w http.ResponseWriter, r *http.Request, info *Requ
 			// or a loopback connection").
 			release = func() {}
 		}
+		kind := promstats.RequestKindMutating
+		if info.Verb == "get" || info.Verb == "list" {
+			kind = promstats.RequestKindReadOnly
+		}
+		done, free := promstats.InflightStarted(kind), release
+		release = func() { done(); free() }
 	}
 	d, err := s.requestTimeout(r)
 	if err != nil {
@@ -305,9 +312,14 @@ func (tw *timeoutWriter) Flush() {
 type responseState struct {
 	http.ResponseWriter
 	started bool
+	// code is the status sent (0 until then), for the request metrics.
+	code int
 }
 
 func (rs *responseState) WriteHeader(code int) {
+	if !rs.started {
+		rs.code = code
+	}
 	rs.started = true
 	rs.ResponseWriter.WriteHeader(code)
 }
@@ -326,6 +338,21 @@ func (rs *responseState) Flush() {
 
 // Unwrap lets http.ResponseController reach the connection.
 func (rs *responseState) Unwrap() http.ResponseWriter { return rs.ResponseWriter }
+
+// observeRequest is deferred by ServeHTTP: it records the request in the
+// request metrics (apiserver_request_total and _duration_seconds) with the
+// code it was answered, also a 500 of a panic.
+func (s *Server) observeRequest(rs *responseState, r *http.Request, info *RequestInfo, start time.Time) {
+	code := rs.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	promstats.ObserveRequest(promstats.Request{
+		Method: r.Method, Verb: info.Verb, IsResource: info.IsResourceRequest,
+		Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource, Subresource: info.Subresource,
+		Namespace: info.Namespace, Name: info.Name, URL: r.URL, ContentType: r.Header.Get("Content-Type"),
+	}, code, s.clock.Since(start))
+}
 
 // recoverPanic is deferred by ServeHTTP: a panic of the chain (or of a
 // handler, carried over by serveLimited) answers 500 and is logged and

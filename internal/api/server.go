@@ -52,6 +52,9 @@ type Config struct {
 	// CreateOnly are the create-only virtual resources (access reviews,
 	// token reviews); nil means registry.CreateOnly().
 	CreateOnly []*registry.Resource
+	// Local are read-only resources answered by providers in the process
+	// (metrics.k8s.io), as through a local APIService; see local.go.
+	Local []LocalResource
 	// TokenIssuer signs the tokens of the serviceaccounts/token
 	// subresource; nil serves no such subresource.
 	TokenIssuer auth.TokenIssuer
@@ -142,6 +145,8 @@ type Server struct {
 
 	// createOnly serves the create-only virtual resources.
 	createOnly map[schema.GroupVersionResource]*createOnlyHandler
+	// local serves the local resources (Config.Local).
+	local map[schema.GroupVersionResource]*localHandler
 }
 
 // Stop ends every open watch so that a graceful HTTP shutdown does not wait
@@ -216,16 +221,22 @@ func New(cfg Config) (*Server, error) {
 	if err := s.addCreateOnly(cfg.CreateOnly); err != nil {
 		return nil, err
 	}
+	if err := s.addLocal(cfg.Local); err != nil {
+		return nil, err
+	}
 	s.chain = cfg.Admission
 	if s.chain == nil {
 		s.chain = &admission.Chain{Validators: []admission.Validator{s.NamespaceLifecycle()}}
 	}
 	s.mux = http.NewServeMux()
-	s.mux.HandleFunc("/healthz", s.serveHealth)
-	s.mux.HandleFunc("/livez", s.serveHealth)
+	s.mux.HandleFunc("/healthz", s.serveLive)
+	s.mux.HandleFunc("/healthz/", s.serveLiveCheck)
+	s.mux.HandleFunc("/livez", s.serveLive)
+	s.mux.HandleFunc("/livez/", s.serveLiveCheck)
 	s.mux.HandleFunc("/readyz", s.serveReady)
 	s.mux.HandleFunc("/readyz/", s.writeReadyzCheck)
 	s.mux.HandleFunc("/version", s.serveVersion)
+	s.mux.Handle("/metrics", s.metricsHandler())
 	for prefix, h := range cfg.Extra {
 		s.mux.Handle(prefix, h)
 	}
@@ -338,6 +349,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rs := &responseState{ResponseWriter: w}
 	w = rs
+	defer s.observeRequest(rs, r, info, start)
 	defer s.recoverPanic(rs, r, audit)
 	user, err := s.authenticate(r)
 	if err != nil {
@@ -438,12 +450,6 @@ func withRequestInfo(ctx context.Context, info *RequestInfo) context.Context {
 func requestInfoFrom(ctx context.Context) *RequestInfo {
 	info, _ := ctx.Value(requestInfoKey{}).(*RequestInfo)
 	return info
-}
-
-func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	fmt.Fprint(w, "ok")
 }
 
 // serveReady answers /readyz: the server's start-up and Config.ReadyChecks,

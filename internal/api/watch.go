@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"minik/internal/promstats"
 	"minik/internal/storage"
 )
 
@@ -55,6 +56,8 @@ func (ws *watchStream) send(typ watch.EventType, obj runtime.Object) error {
 	if err := ws.outer.Encode(ev); err != nil {
 		return err
 	}
+	gv := ws.h.res.GroupVersion
+	promstats.WatchEvent(gv.Group, gv.Version, ws.h.res.Name)
 	if ws.flusher != nil {
 		ws.flusher.Flush()
 	}

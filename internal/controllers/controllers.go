@@ -29,6 +29,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"minik/internal/leaderelect"
+	// promstats is client-go's workqueue metrics provider: every
+	// controller's queue reports workqueue_* under its name.
+	_ "minik/internal/promstats"
 	"minik/internal/syncwait"
 )
 

@@ -27,6 +27,7 @@ func (n *node) handler() http.Handler {
 	}
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", st.serveRun)
 	mux.HandleFunc("GET /pods", st.servePods)
+	mux.HandleFunc("GET /stats/summary", n.serveStatsSummary(n.cfg.Clock.Now()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))

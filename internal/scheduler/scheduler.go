@@ -52,6 +52,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"minik/internal/leaderelect"
+	"minik/internal/promstats"
 )
 
 // DefaultSchedulerName is the spec.schedulerName this scheduler serves.
@@ -296,6 +297,12 @@ func (s *Scheduler) run(ctx context.Context, cs, events kubernetes.Interface) er
 		})
 	}
 	go s.queue.run(ctx)
+	q := s.queue
+	promstats.SetPendingPods(func() map[string]int {
+		active, backoff, unschedulable := q.pending()
+		return map[string]int{"active": active, "backoff": backoff, "unschedulable": unschedulable}
+	})
+	defer promstats.SetPendingPods(nil)
 	for s.scheduleOne() {
 	}
 	close(s.tasks)
@@ -476,6 +483,7 @@ func (s *Scheduler) scheduleOne() bool {
 		return true
 	}
 	pi := newPodInfo(pod)
+	began := time.Now()
 	a := s.findNode(pi)
 	if a.node != "" {
 		s.cache.assume(pi, a.node)
@@ -500,9 +508,10 @@ func (s *Scheduler) scheduleOne() bool {
 	if a.node != "" {
 		s.queue.done(pod.UID)
 		node := a.node
-		s.tasks <- func(ctx context.Context) { s.bind(ctx, pod, node, attempts) }
+		s.tasks <- func(ctx context.Context) { s.bind(ctx, pod, node, attempts, began) }
 		return true
 	}
+	promstats.ScheduleAttempt("unschedulable", s.cfg.SchedulerName, time.Since(began))
 	s.queue.failed(pod.UID, a.diag.plugins)
 	reason, msg := a.reason, a.message
 	if len(victims) == 0 {
@@ -511,6 +520,7 @@ func (s *Scheduler) scheduleOne() bool {
 	}
 	// As kube's preemption: evict, then record the failure with the
 	// nomination; the pod is retried once its victims are gone.
+	promstats.PreemptionAttempt()
 	s.tasks <- func(ctx context.Context) {
 		s.preempt(ctx, pod, *nominate, victims, displaced)
 		s.markUnschedulable(ctx, pod, reason, msg, nominate)
@@ -592,7 +602,7 @@ func (s *Scheduler) findNode(pi *podInfo) attempt {
 // bind binds pod to node through the pods/binding subresource, then
 // records the Scheduled event. A failed binding forgets the assumption
 // and queues the pod again after a back-off.
-func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, attempts int) {
+func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, attempts int, began time.Time) {
 	err := s.bindVolumes(ctx, pod, node)
 	if err == nil {
 		err = s.client.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
@@ -601,6 +611,7 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, atte
 		}, metav1.CreateOptions{})
 	}
 	if err == nil {
+		promstats.ScheduleAttempt("scheduled", s.cfg.SchedulerName, time.Since(began))
 		s.bound.Add(1)
 		s.recorder.Eventf(pod, corev1.EventTypeNormal, EventScheduled, "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
 		return
@@ -612,6 +623,7 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, atte
 	if ctx.Err() != nil || apierrors.IsNotFound(err) {
 		return
 	}
+	promstats.ScheduleAttempt("error", s.cfg.SchedulerName, time.Since(began))
 	err = fmt.Errorf("bind pod %s/%s to node %s: %w", pod.Namespace, pod.Name, node, err)
 	s.log.Error("binding failed", "pod", podKey(pod.Namespace, pod.Name), "err", err)
 	cur, gerr := s.pods.Pods(pod.Namespace).Get(pod.Name)

@@ -18,6 +18,7 @@ import (
 	"minik/internal/controllers/all"
 	"minik/internal/dataplane"
 	"minik/internal/leaderelect"
+	"minik/internal/metricsapi"
 	"minik/internal/nodeagent"
 	"minik/internal/nodeagent/runtime"
 	"minik/internal/pki"
@@ -92,6 +93,26 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 		}
 		out = append(out, component{name: "scheduler", start: sched.Start})
 	}
+	// metrics-server runs in every minikd: each API server answers
+	// metrics.k8s.io from its own provider.
+	metricsCfg, err := identity(base, ca, pkiDir, "metrics-server", metricsapi.User, nil)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, component{name: "metrics-server", start: func(ctx context.Context) error {
+		admin, err := kubernetes.NewForConfig(base)
+		if err != nil {
+			return fmt.Errorf("metrics-server rbac: %w", err)
+		}
+		if err := metricsapi.EnsureRBAC(ctx, admin); err != nil {
+			return err
+		}
+		cs, err := kubernetes.NewForConfig(metricsCfg)
+		if err != nil {
+			return fmt.Errorf("metrics-server client: %w", err)
+		}
+		return s.metrics.Start(ctx, cs)
+	}})
 	// The simulated nodes and the data plane stand for the machines of
 	// the cluster: they bind this host's loopback addresses and name their
 	// Nodes minik-node-1 …, so with several minikd only one may run them.

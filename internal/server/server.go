@@ -37,6 +37,7 @@ import (
 	"minik/internal/controllers/persistentvolume"
 	"minik/internal/etcd"
 	"minik/internal/leaderelect"
+	"minik/internal/metricsapi"
 	"minik/internal/nodeagent"
 	"minik/internal/openapi"
 	"minik/internal/pki"
@@ -199,6 +200,10 @@ type Server struct {
 	// serviceIPs and nodePorts are the parsed service ranges.
 	serviceIPs netip.Prefix
 	nodePorts  utilnet.PortRange
+
+	// metrics answers metrics.k8s.io in the API server; it runs as a
+	// component (components.go).
+	metrics *metricsapi.Provider
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests
@@ -375,7 +380,11 @@ func (s *Server) Start(ctx context.Context) error {
 	defer func() { stopMonitor(); <-monDone }()
 
 	resources := registry.All()
-	oapi, err := openapi.NewHandler(resources, api.Scheme)
+	if s.metrics, err = metricsapi.New(metricsapi.Config{Logger: s.log.With("component", "metrics-server")}); err != nil {
+		return err
+	}
+	metricsNodes, metricsPods := metricsapi.Descriptors()
+	oapi, err := openapi.NewHandler(append(resources[:len(resources):len(resources)], metricsNodes, metricsPods), api.Scheme)
 	if err != nil {
 		return fmt.Errorf("build openapi: %w", err)
 	}
@@ -397,6 +406,7 @@ func (s *Server) Start(ctx context.Context) error {
 		AnonymousPaths: []string{"/healthz", "/livez", "/readyz", "/version"},
 		AnonymousAuth:  s.cfg.AnonymousAuth,
 		TokenIssuer:    stack.issuer,
+		Local:          s.metrics.Resources(),
 		Audit:          stack.audit,
 		Admission:      chain,
 		Extra:          map[string]http.Handler{"/openapi/": oapi},

@@ -13,10 +13,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"minik/internal/promstats"
 )
 
 // Errors returned by the store; the API layer maps them to Status reasons.
@@ -71,10 +74,12 @@ func Key(resource, namespace, name string) string {
 // Create stores value at key if the key does not exist and returns the new
 // revision, or ErrExists.
 func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	start := time.Now()
 	r, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, string(value))).
 		Commit()
+	promstats.ObserveEtcd("create", key, err, time.Since(start))
 	if err != nil {
 		return 0, fmt.Errorf("storage: create %s: %w", key, err)
 	}
@@ -86,7 +91,9 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, er
 
 // Get returns the object at key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (KV, error) {
+	start := time.Now()
 	r, err := s.client.Get(ctx, key)
+	promstats.ObserveEtcd("get", key, err, time.Since(start))
 	if err != nil {
 		return KV{}, fmt.Errorf("storage: get %s: %w", key, err)
 	}
@@ -101,11 +108,13 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 // returns the new revision; ErrConflict if it changed, ErrNotFound if it is
 // gone.
 func (s *Store) Update(ctx context.Context, key string, rev int64, value []byte) (int64, error) {
+	start := time.Now()
 	r, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
 		Then(clientv3.OpPut(key, string(value))).
 		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
 		Commit()
+	promstats.ObserveEtcd("update", key, err, time.Since(start))
 	if err != nil {
 		return 0, fmt.Errorf("storage: update %s: %w", key, err)
 	}
@@ -121,11 +130,13 @@ func (s *Store) Update(ctx context.Context, key string, rev int64, value []byte)
 // Delete removes the object at key if its mod revision is still rev and
 // returns the revision of the deletion.
 func (s *Store) Delete(ctx context.Context, key string, rev int64) (int64, error) {
+	start := time.Now()
 	r, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
 		Then(clientv3.OpDelete(key)).
 		Else(clientv3.OpGet(key, clientv3.WithKeysOnly())).
 		Commit()
+	promstats.ObserveEtcd("delete", key, err, time.Since(start))
 	if err != nil {
 		return 0, fmt.Errorf("storage: delete %s: %w", key, err)
 	}
@@ -194,7 +205,9 @@ func (s *Store) List(ctx context.Context, prefix string, o ListOptions) (ListRes
 	if o.Limit > 0 {
 		opts = append(opts, clientv3.WithLimit(o.Limit))
 	}
+	began := time.Now()
 	r, err := s.client.Get(ctx, start, opts...)
+	promstats.ObserveEtcd("list", prefix, err, time.Since(began))
 	if err != nil {
 		return ListResult{}, wrapRevisionError(err, "list "+prefix)
 	}
@@ -216,11 +229,25 @@ func (s *Store) List(ctx context.Context, prefix string, o ListOptions) (ListRes
 
 // CurrentRevision returns etcd's current revision.
 func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
+	start := time.Now()
 	r, err := s.client.Get(ctx, "/registry/", clientv3.WithCountOnly(), clientv3.WithLimit(1))
+	promstats.ObserveEtcd("getCurrentResourceVersion", "", err, time.Since(start))
 	if err != nil {
 		return 0, fmt.Errorf("storage: read revision: %w", err)
 	}
 	return r.Header.Revision, nil
+}
+
+// Count returns how many objects are stored under prefix (which must end
+// with "/"), with a count-only range: etcd sends no values.
+func (s *Store) Count(ctx context.Context, prefix string) (int64, error) {
+	start := time.Now()
+	r, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	promstats.ObserveEtcd("count", prefix, err, time.Since(start))
+	if err != nil {
+		return 0, fmt.Errorf("storage: count %s: %w", prefix, err)
+	}
+	return r.Count, nil
 }
 
 func wrapRevisionError(err error, what string) error {
