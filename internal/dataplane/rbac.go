@@ -2,14 +2,12 @@ package dataplane
 
 import (
 	"context"
-	"fmt"
+
+	"minik/internal/auth/rbac"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 )
 
 // GroupDataPlane is the group of the data plane's identities. Until the
@@ -56,36 +54,10 @@ func Roles() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding) {
 		[]*rbacv1.ClusterRoleBinding{bind(proxy, UserServiceProxy), bind(ingress, UserIngressController)}
 }
 
-// annotationAutoupdate set to "false" on a role keeps EnsureRBAC from
-// correcting it, as with kube's bootstrap roles.
-const annotationAutoupdate = "rbac.authorization.kubernetes.io/autoupdate"
-
 // EnsureRBAC creates the data plane's roles and bindings with an
 // administrator's client, and brings the rules of existing roles up to
 // date unless they are annotated rbac.authorization.kubernetes.io/autoupdate=false.
 func EnsureRBAC(ctx context.Context, admin kubernetes.Interface) error {
 	roles, bindings := Roles()
-	for _, r := range roles {
-		_, err := admin.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				cur, err := admin.RbacV1().ClusterRoles().Get(ctx, r.Name, metav1.GetOptions{})
-				if err != nil || cur.Annotations[annotationAutoupdate] == "false" || equality.Semantic.DeepEqual(cur.Rules, r.Rules) {
-					return err
-				}
-				cur.Rules = r.Rules
-				_, err = admin.RbacV1().ClusterRoles().Update(ctx, cur, metav1.UpdateOptions{})
-				return err
-			})
-		}
-		if err != nil {
-			return fmt.Errorf("ensure clusterrole %s: %w", r.Name, err)
-		}
-	}
-	for _, b := range bindings {
-		if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create clusterrolebinding %s: %w", b.Name, err)
-		}
-	}
-	return nil
+	return rbac.EnsureRoles(ctx, admin, roles, bindings)
 }

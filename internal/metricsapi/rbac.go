@@ -2,14 +2,12 @@ package metricsapi
 
 import (
 	"context"
-	"fmt"
+
+	"minik/internal/auth/rbac"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 )
 
 // Roles are the ClusterRoles and the binding of metrics-server's manifest:
@@ -46,27 +44,5 @@ func Roles() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding) {
 // date unless annotated rbac.authorization.kubernetes.io/autoupdate=false.
 func EnsureRBAC(ctx context.Context, admin kubernetes.Interface) error {
 	roles, bindings := Roles()
-	for _, r := range roles {
-		_, err := admin.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				cur, err := admin.RbacV1().ClusterRoles().Get(ctx, r.Name, metav1.GetOptions{})
-				if err != nil || cur.Annotations["rbac.authorization.kubernetes.io/autoupdate"] == "false" || equality.Semantic.DeepEqual(cur.Rules, r.Rules) {
-					return err
-				}
-				cur.Rules = r.Rules
-				_, err = admin.RbacV1().ClusterRoles().Update(ctx, cur, metav1.UpdateOptions{})
-				return err
-			})
-		}
-		if err != nil {
-			return fmt.Errorf("ensure clusterrole %s: %w", r.Name, err)
-		}
-	}
-	for _, b := range bindings {
-		if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create clusterrolebinding %s: %w", b.Name, err)
-		}
-	}
-	return nil
+	return rbac.EnsureRoles(ctx, admin, roles, bindings)
 }
