@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/interp"
 )
 
 // Describe tells, in a few lines, what the rules make of a container:
@@ -51,7 +53,7 @@ func (r *Rules) Describe(spec ContainerSpec, policy ImagePolicy) string {
 		}
 		switch {
 		case prog == nil:
-			if _, ok := builtins[baseName(argv[0])]; ok {
+			if _, ok := utilities[baseName(argv[0])]; ok || interp.IsBuiltin(argv[0]) {
 				steps = append(steps, fmt.Sprintf("the shell utility %s", argv[0]))
 			} else {
 				steps = append(steps, fmt.Sprintf("%s: not found (exit 127)", argv[0]))

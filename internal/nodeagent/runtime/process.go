@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+	"mvdan.cc/sh/v3/interp"
 )
 
 // LogSink receives a container's output, one line at a time, as the
@@ -58,7 +60,8 @@ func (w *lineWriter) flush() {
 }
 
 // process is a simulated process: a container's main process or an exec
-// in it. It owns the signals: SIGTERM (termC) and SIGKILL (killC).
+// in it. It owns the signals: SIGTERM (termC) and SIGKILL (killC, which
+// cancels the context its commands run with).
 type process struct {
 	rules  *Rules
 	image  *ImageRule // nil outside the catalog
@@ -70,13 +73,19 @@ type process struct {
 	stderr io.Writer
 
 	termC, killC chan struct{}
-	termHandled  bool
+	termMu       sync.Mutex
+	termTaken    bool
 
 	started   chan struct{}
 	startOnce sync.Once
-	iter      int
 
-	client *http.Client
+	// dnsPort is the nameservers' port (Config.DNSPort).
+	dnsPort int
+	// cmdline is the main process's command line, as ps shows it.
+	cmdline string
+
+	clientOnce sync.Once
+	client     *http.Client
 }
 
 // signalStarted tells Start the process reached its first wait (its
@@ -93,53 +102,37 @@ func (p *process) scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) / p.speed)
 }
 
-// checkSignals is called between commands: SIGKILL ends the process; a
-// pending SIGTERM runs the shell's trap, or is ignored as PID 1 ignores
-// signals it does not handle.
-func (p *process) checkSignals(sh *shell) error {
+// takeTerm takes a delivered SIGTERM, once: it tells whether the signal
+// arrived and nobody handled it yet.
+func (p *process) takeTerm() bool {
 	select {
-	case <-p.killC:
-		return errKilled
+	case <-p.termC:
 	default:
+		return false
 	}
-	if !p.termHandled {
-		select {
-		case <-p.termC:
-			p.termHandled = true
-			if err := p.onTerm(sh); err != nil {
-				return err
-			}
-		default:
-		}
+	p.termMu.Lock()
+	defer p.termMu.Unlock()
+	if p.termTaken {
+		return false
 	}
-	// A loop that neither waits nor prints must not starve the node.
-	p.iter++
-	if p.iter%64 == 0 {
-		time.Sleep(time.Millisecond)
+	p.termTaken = true
+	return true
+}
+
+// termFor is the SIGTERM channel a wait of c listens to: the program's
+// own when it is PID 1, the shell's (for its trap) when the wait is a
+// command of the PID 1 shell; nil when SIGTERM does not reach it.
+func (p *process) termFor(c *call) <-chan struct{} {
+	if c.pid1 || c.sh != nil && c.sh.pid1 {
+		return p.termC
 	}
 	return nil
 }
 
-// onTerm runs the shell's TERM trap, if any.
-func (p *process) onTerm(sh *shell) error {
-	action, ok := sh.traps["TERM"]
-	if !ok || action == "" {
-		return nil
-	}
-	delete(sh.traps, "TERM")
-	l, err := parseScript(action)
-	if err != nil {
-		return nil
-	}
-	if err := sh.runList(l); err != nil {
-		return err
-	}
-	return nil
-}
-
-// sleep waits d of simulated time, running the TERM trap if the process
-// is asked to stop meanwhile.
-func (p *process) sleep(sh *shell, d time.Duration) error {
+// sleep waits d of simulated time, running the shell's TERM trap if the
+// process is asked to stop meanwhile. Its error is a kill or the trap's
+// exit.
+func (p *process) sleep(c *call, d time.Duration) error {
 	p.signalStarted()
 	var timeout <-chan time.Time
 	if d != time.Duration(math.MaxInt64) {
@@ -147,50 +140,52 @@ func (p *process) sleep(sh *shell, d time.Duration) error {
 		defer t.Stop()
 		timeout = t.C()
 	}
-	term := p.termC
-	if p.termHandled {
-		term = nil
+	term := p.termFor(c)
+	if c.pid1 {
+		term = nil // a sleep that is PID 1 ignores SIGTERM
 	}
 	for {
 		select {
 		case <-timeout:
 			return nil
-		case <-p.killC:
+		case <-c.ctx.Done():
 			return errKilled
 		case <-term:
 			term = nil
-			p.termHandled = true
-			if err := p.onTerm(sh); err != nil {
-				return err
+			if p.takeTerm() {
+				if err := c.sh.onTerm(c); err != nil {
+					return err
+				}
 			}
 		}
 	}
 }
 
 // block runs until the process is stopped. A program that replaced the
-// shell (execing) exits with its SIGTERM exit code; otherwise SIGTERM goes
-// to the shell.
-func (p *process) block(sh *shell, prog *ProgramRule, execing bool) (int, error) {
+// shell (execing, PID 1) exits with its SIGTERM exit code; otherwise
+// SIGTERM goes to the shell's trap.
+func (p *process) block(c *call, prog *ProgramRule, execing bool) (int, error) {
 	p.signalStarted()
-	term := p.termC
-	if p.termHandled {
-		term = nil
-	}
+	term := p.termFor(c)
 	for {
 		select {
-		case <-p.killC:
+		case <-c.ctx.Done():
 			return 0, errKilled
 		case <-term:
 			term = nil
-			p.termHandled = true
-			if execing {
+			if !p.takeTerm() {
+				continue
+			}
+			if execing && c.pid1 {
 				if prog.TermExit != nil {
 					return *prog.TermExit, nil
 				}
 				continue
 			}
-			if err := p.onTerm(sh); err != nil {
-				return 0, err
+			if c.sh != nil {
+				if err := c.sh.onTerm(c); err != nil {
+					return 0, err
+				}
 			}
 		}
 	}
@@ -214,28 +209,28 @@ func (p *process) expandLine(line string, port int32) string {
 }
 
 // runProgram runs a program of the rules.
-func (p *process) runProgram(sh *shell, prog *ProgramRule, argv []string, execing bool) (int, error) {
+func (p *process) runProgram(c *call, prog *ProgramRule, argv []string, execing bool) (int, error) {
 	switch {
 	case prog.Shell:
-		return p.runShell(sh, argv)
+		return p.runShell(c, argv)
 	case prog.Wrapper:
-		p.printLines(sh, prog, 0)
+		p.printLines(c, prog, 0)
 		rest := argv[1:]
 		if len(rest) == 0 {
 			return 0, nil
 		}
-		return sh.exec(rest, execing)
+		return p.dispatch(c, rest, execing)
 	}
 	if r := prog.RequireEnv; r != nil {
 		found := false
 		for _, name := range r.AnyOf {
-			if sh.vars[name] != "" {
+			if c.getenv(name) != "" {
 				found = true
 			}
 		}
 		if !found {
 			for _, l := range r.Stderr {
-				fmt.Fprintln(sh.stderr, l)
+				fmt.Fprintln(c.stderr, l)
 			}
 			return r.ExitCode, nil
 		}
@@ -246,28 +241,28 @@ func (p *process) runProgram(sh *shell, prog *ProgramRule, argv []string, execin
 		if len(ports) > 0 {
 			port = ports[0]
 		}
-		srv, err := p.listen(sh, prog.Serve.Style, ports, text)
+		srv, err := p.listen(c.stdout, prog.Serve.Style, ports, text)
 		if err != nil {
-			fmt.Fprintln(sh.stderr, err.Error())
+			fmt.Fprintln(c.stderr, err.Error())
 			return 1, nil
 		}
 		defer srv.close()
-		p.printLines(sh, prog, port)
-		return p.block(sh, prog, execing)
+		p.printLines(c, prog, port)
+		return p.block(c, prog, execing)
 	}
-	p.printLines(sh, prog, 0)
+	p.printLines(c, prog, 0)
 	if prog.Forever {
-		return p.block(sh, prog, execing)
+		return p.block(c, prog, execing)
 	}
 	return 0, nil
 }
 
-func (p *process) printLines(sh *shell, prog *ProgramRule, port int32) {
+func (p *process) printLines(c *call, prog *ProgramRule, port int32) {
 	for _, l := range prog.Stdout {
-		fmt.Fprintln(sh.stdout, p.expandLine(l, port))
+		fmt.Fprintln(c.stdout, p.expandLine(l, port))
 	}
 	for _, l := range prog.Stderr {
-		fmt.Fprintln(sh.stderr, p.expandLine(l, port))
+		fmt.Fprintln(c.stderr, p.expandLine(l, port))
 	}
 }
 
@@ -318,68 +313,6 @@ func (p *process) servePorts(s *ServeRule, argv []string) ([]int32, string) {
 	return ports, text
 }
 
-// runShell runs sh [-c script [name [args...]]] | sh file | sh.
-func (p *process) runShell(parent *shell, argv []string) (int, error) {
-	sh := parent.sub()
-	sh.args = []string{argv[0]}
-	sh.errexit, sh.xtrace, sh.inCond = false, false, 0
-	args := argv[1:]
-	script, fromFile := "", ""
-	hasC := false
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
-		opt := args[0]
-		args = args[1:]
-		if opt == "-o" && len(args) > 0 {
-			args = args[1:]
-			continue
-		}
-		if strings.Contains(opt, "c") {
-			hasC = true
-		}
-		if strings.Contains(opt, "e") {
-			sh.errexit = true
-		}
-		if strings.Contains(opt, "x") {
-			sh.xtrace = true
-		}
-	}
-	switch {
-	case hasC:
-		if len(args) == 0 {
-			fmt.Fprintf(sh.stderr, "%s: -c requires an argument\n", baseName(argv[0]))
-			return 2, nil
-		}
-		script = args[0]
-		if len(args) > 1 {
-			sh.args = args[1:]
-		}
-	case len(args) > 0:
-		fromFile = args[0]
-		data, err := p.fs.read(fromFile)
-		if err != nil {
-			fmt.Fprintf(sh.stderr, "%s: can't open '%s': %v\n", baseName(argv[0]), fromFile, err)
-			return 2, nil
-		}
-		script = string(data)
-		sh.args = args
-	default:
-		// No script and no terminal: the shell reads an empty stdin and
-		// exits, as `docker run busybox` does.
-		script = string(parent.stdin)
-	}
-	code, err := sh.runScript(script)
-	if err != nil {
-		return 0, err
-	}
-	if action, ok := sh.traps["EXIT"]; ok {
-		delete(sh.traps, "EXIT")
-		if l, perr := parseScript(action); perr == nil {
-			_ = sh.runList(l)
-		}
-	}
-	return code, nil
-}
-
 // notFoundError is the runtime's answer for an executable the image does
 // not have.
 func notFoundError(exe string) string {
@@ -400,10 +333,8 @@ func (p *process) resolveTop(argv []string) (*ProgramRule, error) {
 	exe := argv[0]
 	hasShell := p.image == nil || p.image.Shell
 	prog := p.rules.program(exe)
-	_, isBuiltin := builtins[exe]
-	if !isBuiltin && strings.Contains(exe, "/") {
-		_, isBuiltin = builtins[baseName(exe)]
-	}
+	_, isBuiltin := utilities[baseName(exe)]
+	isBuiltin = isBuiltin || interp.IsBuiltin(exe)
 	switch {
 	case prog != nil && !prog.Shell:
 		return prog, nil
@@ -422,9 +353,12 @@ func genericProgram() *ProgramRule {
 	return &ProgramRule{Names: []string{"(generic)"}, Serve: &ServeRule{Style: "generic"}, TermExit: &zero}
 }
 
+// httpClient is the process's HTTP client: it dials through the
+// container's name resolution (resolve.go).
 func (p *process) httpClient() *http.Client {
-	if p.client == nil {
-		p.client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	}
+	p.clientOnce.Do(func() {
+		p.client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: p.dialContext,
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // wget --no-check-certificate, curl -k: see utils.go
+	})
 	return p.client
 }

@@ -36,7 +36,7 @@ var discardLog = log.New(io.Discard, "", 0)
 // listen binds the ports on the pod's IP and serves them in the style's
 // manner. A port that cannot be bound fails the program, with the
 // program's own wording.
-func (p *process) listen(sh *shell, style string, ports []int32, text string) (*servers, error) {
+func (p *process) listen(out io.Writer, style string, ports []int32, text string) (*servers, error) {
 	srv := &servers{}
 	for _, port := range ports {
 		ln, err := net.Listen("tcp", net.JoinHostPort(p.spec.IP, strconv.Itoa(int(port))))
@@ -49,7 +49,7 @@ func (p *process) listen(sh *shell, style string, ports []int32, text string) (*
 			go serveTCP(ln)
 			continue
 		}
-		hs := &http.Server{Handler: p.handler(sh.stdout, style, text, port), ReadHeaderTimeout: 10 * time.Second, ErrorLog: discardLog}
+		hs := &http.Server{Handler: p.handler(out, style, text, port), ReadHeaderTimeout: 10 * time.Second, ErrorLog: discardLog}
 		srv.closers = append(srv.closers, hs)
 		go func() { _ = hs.Serve(ln) }()
 	}
