@@ -275,6 +275,10 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	_, _ = rand.Read(id[:])
 	c := &Container{ID: hex.EncodeToString(id[:]), spec: spec, rt: r, done: make(chan struct{})}
 	files := map[string][]byte{"etc/hostname": []byte(spec.Hostname + "\n")}
+	// The directories every image has.
+	for _, d := range []string{"bin", "dev", "etc", "home", "proc", "root", "run", "sys", "tmp", "usr", "var"} {
+		files[d+"/"+dirMarker] = nil
+	}
 	if len(spec.ResolvConf) > 0 {
 		files["etc/resolv.conf"] = spec.ResolvConf
 	}
@@ -430,6 +434,8 @@ func (c *Container) run(argv []string, top *ProgramRule) {
 	cl := &call{ctx: ctx, p: c.p, stdout: c.p.stdout, stderr: c.p.stderr, env: c.environ(), dir: "/", pid1: true, tty: c.spec.TTY}
 	if c.stdinR != nil {
 		cl.stdin = c.stdinR
+		// A process with stdin waits for it.
+		c.p.signalStarted()
 	}
 	var code int
 	var err error

@@ -193,6 +193,8 @@ func (sh *shell) readCommands(c *call, r *interp.Runner) (int, error) {
 		}
 	}
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	// Waiting for input is the process's first wait.
+	sh.p.signalStarted()
 	prompt("")
 	code := 0
 	for stmts, err := range parser.InteractiveSeq(c.stdin) {
