@@ -249,6 +249,9 @@ type Container struct {
 	// Stdin); stdinClose closes them once.
 	stdinR, stdinW *os.File
 	stdinClose     sync.Once
+	// ctx is the main process's context; Kill cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu       sync.Mutex
 	started  time.Time
@@ -409,6 +412,15 @@ func (c *Container) Start() error {
 			return fmt.Errorf("container %s: stdin: %w", c.spec.Name, err)
 		}
 	}
+	// SIGKILL (Kill) cancels what the process runs.
+	c.mu.Lock()
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.mu.Unlock()
+	select {
+	case <-c.p.killC: // killed before it started
+		c.cancel()
+	default:
+	}
 	go c.run(argv, top)
 	t := time.NewTimer(startWait)
 	defer t.Stop()
@@ -421,16 +433,8 @@ func (c *Container) Start() error {
 }
 
 func (c *Container) run(argv []string, top *ProgramRule) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-c.p.killC:
-			cancel()
-			c.closeStdin()
-		case <-ctx.Done():
-		}
-	}()
+	ctx := c.ctx
+	defer c.cancel()
 	cl := &call{ctx: ctx, p: c.p, stdout: c.p.stdout, stderr: c.p.stderr, env: c.environ(), dir: "/", pid1: true, tty: c.spec.TTY}
 	if c.stdinR != nil {
 		cl.stdin = c.stdinR
@@ -528,7 +532,16 @@ func (c *Container) Stop(ctx context.Context, grace time.Duration) {
 
 // Kill sends SIGKILL.
 func (c *Container) Kill() {
-	c.killOne.Do(func() { close(c.p.killC) })
+	c.killOne.Do(func() {
+		close(c.p.killC)
+		c.mu.Lock()
+		cancel := c.cancel
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		c.closeStdin()
+	})
 }
 
 // ErrNotRunning is the error of an exec in a container that has ended.
