@@ -76,7 +76,11 @@ func (r *Rules) Describe(spec ContainerSpec, policy ImagePolicy) string {
 			for _, p := range ps {
 				s = append(s, ":"+strconv.Itoa(int(p)))
 			}
-			steps = append(steps, fmt.Sprintf("%s: serves %s on %s", prog.Names[0], prog.Serve.Style, strings.Join(s, ",")))
+			over := ""
+			if prog.Serve.TLS {
+				over = " over TLS"
+			}
+			steps = append(steps, fmt.Sprintf("%s: serves %s%s on %s", prog.Names[0], prog.Serve.Style, over, strings.Join(s, ",")))
 		case prog.Forever:
 			steps = append(steps, fmt.Sprintf("%s: runs until stopped", prog.Names[0]))
 		default:

@@ -86,6 +86,11 @@ type process struct {
 
 	clientOnce sync.Once
 	client     *http.Client
+
+	// certOnce makes the self-signed serving certificate (servetls.go).
+	certOnce sync.Once
+	cert     *tls.Config
+	certErr  error
 }
 
 // signalStarted tells Start the process reached its first wait (its
@@ -201,6 +206,7 @@ func (p *process) expandLine(line string, port int32) string {
 		"{time:nginx}", now.Format("2006/01/02 15:04:05"),
 		"{time:apache}", now.Format("Mon Jan 02 15:04:05.000000 2006"),
 		"{time:go}", now.Format("2006/01/02 15:04:05"),
+		"{time:klog}", now.Format("0102 15:04:05.000000"),
 		"{time:redis}", now.Format("02 Jan 2006 15:04:05.000"),
 		"{time:postgres}", now.Format("2006-01-02 15:04:05.000"),
 		"{port}", fmt.Sprint(port),
@@ -241,7 +247,14 @@ func (p *process) runProgram(c *call, prog *ProgramRule, argv []string, execing 
 		if len(ports) > 0 {
 			port = ports[0]
 		}
-		srv, err := p.listen(c.stdout, prog.Serve.Style, ports, text)
+		specs, err := p.listenSpecs(prog.Serve, argv, ports)
+		if err == nil && len(specs) > 0 {
+			port = specs[0].port
+		}
+		var srv *servers
+		if err == nil {
+			srv, err = p.listen(c.stdout, prog.Serve.Style, specs, text)
+		}
 		if err != nil {
 			fmt.Fprintln(c.stderr, err.Error())
 			return 1, nil
@@ -266,6 +279,34 @@ func (p *process) printLines(c *call, prog *ProgramRule, port int32) {
 	}
 }
 
+// flagAt reads flag name (with one or two dashes, "=value" or a separate
+// value) at argv[i]; a is argv[i].
+func flagAt(argv []string, name, a string, i int) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	for _, n := range []string{name, "-" + strings.TrimLeft(name, "-"), "--" + strings.TrimLeft(name, "-")} {
+		if v, ok := strings.CutPrefix(a, n+"="); ok {
+			return v, true
+		}
+		if a == n && i+1 < len(argv) {
+			return argv[i+1], true
+		}
+	}
+	return "", false
+}
+
+// flagValue reads the last value of a flag in argv.
+func flagValue(argv []string, name string) string {
+	v := ""
+	for i, a := range argv {
+		if got, ok := flagAt(argv, name, a, i); ok {
+			v = got
+		}
+	}
+	return v
+}
+
 // servePorts reads the ports a server listens on: its flags, else the
 // image's ports, else the program's. It also returns an echo server's
 // text.
@@ -278,20 +319,7 @@ func (p *process) servePorts(s *ServeRule, argv []string) ([]int32, string) {
 		ports = p.spec.Ports
 	}
 	text := "hello-world"
-	flag := func(name, a string, i int) (string, bool) {
-		if name == "" {
-			return "", false
-		}
-		for _, n := range []string{name, "-" + strings.TrimLeft(name, "-"), "--" + strings.TrimLeft(name, "-")} {
-			if v, ok := strings.CutPrefix(a, n+"="); ok {
-				return v, true
-			}
-			if a == n && i+1 < len(argv) {
-				return argv[i+1], true
-			}
-		}
-		return "", false
-	}
+	flag := func(name, a string, i int) (string, bool) { return flagAt(argv, name, a, i) }
 	for i, a := range argv {
 		if v, ok := flag(s.PortFlag, a, i); ok {
 			var n int32

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -36,13 +37,17 @@ var discardLog = log.New(io.Discard, "", 0)
 // listen binds the ports on the pod's IP and serves them in the style's
 // manner. A port that cannot be bound fails the program, with the
 // program's own wording.
-func (p *process) listen(out io.Writer, style string, ports []int32, text string) (*servers, error) {
+func (p *process) listen(out io.Writer, style string, specs []listenSpec, text string) (*servers, error) {
 	srv := &servers{}
-	for _, port := range ports {
+	for _, ls := range specs {
+		port := ls.port
 		ln, err := net.Listen("tcp", net.JoinHostPort(p.spec.IP, strconv.Itoa(int(port))))
 		if err != nil {
 			srv.close()
 			return nil, p.bindError(style, port, err)
+		}
+		if ls.tls != nil {
+			ln = tls.NewListener(ln, ls.tls)
 		}
 		if style == "tcp" {
 			srv.closers = append(srv.closers, ln)

@@ -447,9 +447,9 @@ func (p *process) dispatch(c *call, argv []string, execing bool) (int, error) {
 	if prog := p.rules.program(name); prog != nil {
 		return p.runProgram(c, prog, argv, execing)
 	}
-	if interp.IsBuiltin(name) && c.sh == nil {
-		// A shell builtin as a container's command or an exec (printf,
-		// test, exit): the shell runs it.
+	if interp.IsBuiltin(name) {
+		// A shell builtin as a container's command, an exec, or through
+		// exec or env (printf, test): a shell runs it.
 		return p.runShell(c, append([]string{"sh", "-c", `"$@"`, "sh"}, argv...))
 	}
 	if strings.Contains(name, "/") {
