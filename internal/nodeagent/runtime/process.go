@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -83,6 +84,11 @@ type process struct {
 	dnsPort int
 	// cmdline is the main process's command line, as ps shows it.
 	cmdline string
+	// tty tells that the process has a terminal, whose ^C interrupts the
+	// foreground command (fg).
+	tty  bool
+	fgMu sync.Mutex
+	fg   context.CancelCauseFunc
 
 	clientOnce sync.Once
 	client     *http.Client
@@ -91,6 +97,37 @@ type process struct {
 	certOnce sync.Once
 	cert     *tls.Config
 	certErr  error
+}
+
+// errInterrupted is the cause of a command interrupted by ^C.
+var errInterrupted = errors.New("interrupted")
+
+// foreground makes ctx's command the one ^C interrupts, until the
+// function returned is called.
+func (p *process) foreground(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	p.fgMu.Lock()
+	prev := p.fg
+	p.fg = cancel
+	p.fgMu.Unlock()
+	return ctx, func() {
+		p.fgMu.Lock()
+		p.fg = prev
+		p.fgMu.Unlock()
+		cancel(nil)
+	}
+}
+
+// interrupt sends SIGINT to the foreground command; it tells whether
+// there was one.
+func (p *process) interrupt() bool {
+	p.fgMu.Lock()
+	defer p.fgMu.Unlock()
+	if p.fg == nil {
+		return false
+	}
+	p.fg(errInterrupted)
+	return true
 }
 
 // signalStarted tells Start the process reached its first wait (its

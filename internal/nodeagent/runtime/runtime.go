@@ -296,7 +296,7 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	}
 	c.p = &process{
 		rules: r.rules, image: img.rule, spec: &c.spec, fs: newFS(spec.Mounts, files),
-		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort,
+		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, tty: spec.TTY,
 		stdout: c.out, stderr: c.errOut,
 		termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
@@ -607,7 +607,7 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 	}
 	p := &process{
 		rules: c.p.rules, image: c.p.image, spec: c.p.spec, fs: c.p.fs, clock: c.p.clock, speed: c.p.speed,
-		dnsPort: c.p.dnsPort, cmdline: c.p.cmdline,
+		dnsPort: c.p.dnsPort, cmdline: c.p.cmdline, tty: o.TTY,
 		stdout: stdout, stderr: stderr, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
 	top, err := p.resolveTop(argv)
@@ -627,7 +627,7 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 		cl.stdin = pr
 		go func() {
 			if o.TTY {
-				lineDiscipline(o.Stdin, pw, stdout)
+				lineDiscipline(o.Stdin, pw, stdout, p.interrupt)
 				return
 			}
 			_, _ = io.Copy(pw, o.Stdin)
@@ -738,7 +738,7 @@ func (c *Container) Attach(ctx context.Context, o AttachOptions) error {
 		}
 		go func() {
 			if c.spec.TTY {
-				lineDiscipline(o.Stdin, nopWriteCloser{c.stdinW}, out)
+				lineDiscipline(o.Stdin, nopWriteCloser{c.stdinW}, out, c.p.interrupt)
 			} else {
 				_, _ = io.Copy(c.stdinW, o.Stdin)
 			}

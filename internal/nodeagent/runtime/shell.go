@@ -423,8 +423,16 @@ func (sh *shell) onExec(ctx context.Context, args []string) error {
 	if f, ok := hc.Stdin.(*os.File); !ok || f == nil {
 		c.stdin = nil
 	}
+	if sh.p.tty {
+		fgCtx, done := sh.p.foreground(ctx)
+		defer done()
+		c.ctx = fgCtx
+	}
 	code, err := sh.p.dispatch(c, args, execing)
 	if err != nil {
+		if errors.Is(context.Cause(c.ctx), errInterrupted) && ctx.Err() == nil {
+			return interp.ExitStatus(130) // killed by SIGINT
+		}
 		return err
 	}
 	if code != 0 {

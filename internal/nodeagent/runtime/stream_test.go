@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // syncBuffer is a buffer written by one goroutine and read by another.
@@ -83,6 +85,39 @@ func TestExecStreamIsAnInteractiveShell(t *testing.T) {
 			t.Fatal("the shell did not exit")
 		}
 		if got := out.String(); got != "/ # cd /tmp; echo hi > f\r\n/tmp # cat f; exit 3\r\nhi\r\n" {
+			t.Fatalf("terminal shows %q", got)
+		}
+	})
+
+	t.Run("with a TTY, ^C interrupts the foreground command", func(t *testing.T) {
+		clk := testingclock.NewFakeClock(time.Now())
+		c, _ := startOn(t, New(Config{Clock: clk, PullBandwidth: 1 << 62}), ContainerSpec{Image: "busybox", Command: []string{"sleep", "infinity"}})
+		inR, inW := io.Pipe()
+		out := newSyncBuffer()
+		result := make(chan int, 1)
+		go func() {
+			code, _ := c.ExecStream(t.Context(), ExecOptions{Argv: []string{"sh"}, Stdin: inR, Stdout: out, TTY: true})
+			result <- code
+		}()
+		out.waitFor(t, "/ # ")
+		_, _ = io.WriteString(inW, "sleep 100000\r")
+		// The sleep has begun when it waits on the clock.
+		for deadline := time.Now().Add(10 * time.Second); !clk.HasWaiters(); {
+			if time.Now().After(deadline) {
+				t.Fatal("the sleep never began")
+			}
+			select {
+			case <-out.ch:
+			case <-time.After(time.Millisecond):
+			}
+		}
+		_, _ = io.WriteString(inW, "\x03")
+		out.waitFor(t, "^C\r\n/ # ")
+		_, _ = io.WriteString(inW, "echo status $?; exit\r")
+		if code := <-result; code != 0 {
+			t.Fatalf("exit code %d", code)
+		}
+		if got := out.String(); !strings.HasSuffix(got, "echo status $?; exit\r\nstatus 130\r\n") {
 			t.Fatalf("terminal shows %q", got)
 		}
 	})

@@ -42,9 +42,10 @@ const maxTTYLine = 4096
 // lineDiscipline copies what a client types (raw keystrokes) to a
 // process's input one edited line at a time: it echoes each key to the
 // terminal, turns Enter ("\r") into "\n", erases with backspace, drops
-// the line on ^C and ends the input on ^D at the start of a line. It
-// returns when in ends or the process's input is closed.
-func lineDiscipline(in io.Reader, toProc io.WriteCloser, echo io.Writer) {
+// the line on ^C, interrupting the foreground command (SIGINT), and ends
+// the input on ^D at the start of a line. It returns when in ends or the
+// process's input is closed.
+func lineDiscipline(in io.Reader, toProc io.WriteCloser, echo io.Writer, interrupt func() bool) {
 	defer toProc.Close()
 	var line []byte
 	buf := make([]byte, 512)
@@ -67,6 +68,10 @@ func lineDiscipline(in io.Reader, toProc io.WriteCloser, echo io.Writer) {
 			case 0x03: // ^C
 				_, _ = echo.Write([]byte("^C\r\n"))
 				line = line[:0]
+				if interrupt != nil && interrupt() {
+					continue
+				}
+				// At the prompt: the shell prompts again.
 				if _, err := toProc.Write([]byte("\n")); err != nil {
 					return
 				}
