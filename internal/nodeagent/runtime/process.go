@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -84,6 +85,12 @@ type process struct {
 	dnsPort int
 	// cmdline is the main process's command line, as ps shows it.
 	cmdline string
+	// procs counts the container's running commands (shared by its
+	// execs), bounded by maxProcs as a pids cgroup bounds them.
+	procs *atomic.Int32
+	// forks counts the container's forked commands (guard.go), shared
+	// by its execs.
+	forks *atomic.Int32
 	// tty tells that the process has a terminal, whose ^C interrupts the
 	// foreground command (fg).
 	tty  bool

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -296,7 +297,7 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	}
 	c.p = &process{
 		rules: r.rules, image: img.rule, spec: &c.spec, fs: newFS(spec.Mounts, files),
-		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, tty: spec.TTY,
+		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, tty: spec.TTY, procs: new(atomic.Int32), forks: new(atomic.Int32),
 		stdout: c.out, stderr: c.errOut,
 		termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
@@ -607,7 +608,7 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 	}
 	p := &process{
 		rules: c.p.rules, image: c.p.image, spec: c.p.spec, fs: c.p.fs, clock: c.p.clock, speed: c.p.speed,
-		dnsPort: c.p.dnsPort, cmdline: c.p.cmdline, tty: o.TTY,
+		dnsPort: c.p.dnsPort, cmdline: c.p.cmdline, tty: o.TTY, procs: c.p.procs, forks: c.p.forks,
 		stdout: stdout, stderr: stderr, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
 	top, err := p.resolveTop(argv)

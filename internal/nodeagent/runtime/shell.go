@@ -8,8 +8,10 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -39,6 +41,7 @@ type shell struct {
 	termTrap string // the TERM trap's action; "" is none
 	execNext bool   // the next exec replaces the shell (the exec builtin)
 	calls    int
+	forks    atomic.Int32 // fork slots held (guard.go)
 }
 
 // call is one command the interpreter hands to minik: its arguments,
@@ -160,12 +163,16 @@ func (p *process) runShell(c *call, argv []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer sh.releaseForks(c.ctx)
 	if !o.hasCmd && !o.fromFile {
 		return sh.readCommands(c, r)
 	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(o.script), o.name)
 	if err == nil {
 		err = refuseUnsupported(file)
+	}
+	if err == nil {
+		guardForks(file)
 	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", baseName(argv[0]), parseErrorText(err))
@@ -217,6 +224,7 @@ func (sh *shell) readCommands(c *call, r *interp.Runner) (int, error) {
 				code = 2
 				continue
 			}
+			guardForks(st)
 			var runErr error
 			code, runErr = exitCode(r.Run(c.ctx, st))
 			if runErr != nil {
@@ -322,12 +330,19 @@ func (sh *shell) onCall(ctx context.Context, args []string) ([]string, error) {
 	sh.execNext = args[0] == "exec" && len(args) > 1
 	sh.mu.Unlock()
 	if yield {
+		if tooDeep() {
+			return nil, errTooDeep
+		}
 		t := time.NewTimer(time.Millisecond)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
 		}
+	}
+	hc := interp.HandlerCtx(ctx)
+	if guarded, ok, err := sh.guardCall(hc.Dir, hc.Stderr, args); ok || err != nil {
+		return guarded, err
 	}
 	switch args[0] {
 	case "trap":
@@ -410,9 +425,21 @@ func (sh *shell) trap(args []string) []string {
 	return rest
 }
 
+// maxProcs bounds a container's commands running at once (its
+// background jobs and pipelines), as a pids limit does, so that a script
+// forking in a loop cannot exhaust the node.
+const maxProcs = 1024
+
 // onExec runs a command that is not a shell builtin: one of minik's
 // utilities, a program of the rules, or "not found".
 func (sh *shell) onExec(ctx context.Context, args []string) error {
+	if args[0] == statusMark && len(args) == 2 {
+		n, _ := strconv.Atoi(args[1])
+		if n == 0 {
+			return nil
+		}
+		return interp.ExitStatus(uint8(n))
+	}
 	hc := interp.HandlerCtx(ctx)
 	sh.mu.Lock()
 	execing := sh.execNext
@@ -423,6 +450,12 @@ func (sh *shell) onExec(ctx context.Context, args []string) error {
 	if f, ok := hc.Stdin.(*os.File); !ok || f == nil {
 		c.stdin = nil
 	}
+	if n := sh.p.procs.Add(1); n > maxProcs {
+		sh.p.procs.Add(-1)
+		fmt.Fprintf(hc.Stderr, "sh: can't fork: Resource temporarily unavailable\n")
+		return interp.ExitStatus(2)
+	}
+	defer sh.p.procs.Add(-1)
 	if sh.p.tty {
 		fgCtx, done := sh.p.foreground(ctx)
 		defer done()
