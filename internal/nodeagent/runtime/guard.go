@@ -10,9 +10,11 @@ import (
 	"io"
 	"path"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"sync"
 
+	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -114,6 +116,7 @@ func guardSource(src string) (string, error) {
 		return "", err
 	}
 	guardForks(f)
+	guardMemory(f)
 	var b bytes.Buffer
 	if err := syntax.NewPrinter().Print(&b, f); err != nil {
 		return "", err
@@ -192,4 +195,100 @@ func tooDeep() bool {
 	b := framePool.Get().(*[]uintptr)
 	defer framePool.Put(b)
 	return goruntime.Callers(0, *b) > maxFrames
+}
+
+// maxVarBytes bounds a shell's variables (x=$x$x in a loop would
+// otherwise double until the node runs out of memory).
+const maxVarBytes = 64 << 20
+
+var tickMark = "__minik_tick_" + forkToken
+
+// errOutOfMemory ends a script whose variables outgrow maxVarBytes, as
+// the OOM killer ends a container.
+var errOutOfMemory = errors.New("out of memory")
+
+// guardMemory rewrites a parsed script so that the shell checks the size
+// of its variables after each assignment and at each loop iteration (a
+// TICK call, which keeps $?), and so that a loop of builtins alone still
+// yields the CPU.
+func guardMemory(n syntax.Node) {
+	tick := func() *syntax.Stmt {
+		return &syntax.Stmt{Cmd: &syntax.CallExpr{Args: []*syntax.Word{lit(tickMark)}}}
+	}
+	assigns := func(s *syntax.Stmt) bool {
+		if s.Background || s.Disown {
+			return false
+		}
+		switch c := s.Cmd.(type) {
+		case *syntax.CallExpr:
+			return len(c.Assigns) > 0 && len(c.Args) == 0
+		case *syntax.DeclClause, *syntax.ArithmCmd, *syntax.LetClause:
+			return true
+		}
+		return false
+	}
+	guard := func(stmts []*syntax.Stmt, loop bool) []*syntax.Stmt {
+		out := make([]*syntax.Stmt, 0, len(stmts)+2)
+		if loop {
+			out = append(out, tick())
+		}
+		for _, s := range stmts {
+			out = append(out, s)
+			if assigns(s) {
+				out = append(out, tick())
+			}
+		}
+		return out
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.File:
+			n.Stmts = guard(n.Stmts, false)
+		case *syntax.Block:
+			n.Stmts = guard(n.Stmts, false)
+		case *syntax.Subshell:
+			n.Stmts = guard(n.Stmts, false)
+		case *syntax.CmdSubst:
+			n.Stmts = guard(n.Stmts, false)
+		case *syntax.CaseItem:
+			n.Stmts = guard(n.Stmts, false)
+		case *syntax.IfClause:
+			n.Then = guard(n.Then, false)
+		case *syntax.WhileClause:
+			n.Do = guard(n.Do, true)
+		case *syntax.ForClause:
+			n.Do = guard(n.Do, true)
+		}
+		return true
+	})
+}
+
+// checkMemory answers a TICK: an error when the shell's variables are
+// too big, else the command that keeps the last status.
+func checkMemory(hc interp.HandlerContext) ([]string, error) {
+	total := 0
+	for _, vr := range hc.Env.Each {
+		total += len(vr.Str)
+		for _, s := range vr.List {
+			total += len(s)
+		}
+		for k, s := range vr.Map {
+			total += len(k) + len(s)
+		}
+		if total > maxVarBytes {
+			return nil, errOutOfMemory
+		}
+	}
+	return []string{statusMark, strconv.Itoa(hc.LastExitStatus)}, nil
+}
+
+// traceFilter keeps the markers out of set -x's trace: the interpreter
+// writes each trace line at once.
+type traceFilter struct{ w io.Writer }
+
+func (f traceFilter) Write(b []byte) (int, error) {
+	if len(b) > 0 && b[0] == '+' && bytes.Contains(b, []byte(forkToken)) {
+		return len(b), nil
+	}
+	return f.w.Write(b)
 }

@@ -173,6 +173,7 @@ func (p *process) runShell(c *call, argv []string) (int, error) {
 	}
 	if err == nil {
 		guardForks(file)
+		guardMemory(file)
 	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "%s: %v\n", baseName(argv[0]), parseErrorText(err))
@@ -225,6 +226,7 @@ func (sh *shell) readCommands(c *call, r *interp.Runner) (int, error) {
 				continue
 			}
 			guardForks(st)
+			guardMemory(st)
 			var runErr error
 			code, runErr = exitCode(r.Run(c.ctx, st))
 			if runErr != nil {
@@ -293,7 +295,7 @@ func (sh *shell) newRunner(c *call, o shellOptions) (*interp.Runner, error) {
 	}
 	opts := []interp.RunnerOption{
 		interp.Env(expand.ListEnviron(pairs...)),
-		interp.StdIO(stdin, c.stdout, c.stderr),
+		interp.StdIO(stdin, c.stdout, traceFilter{c.stderr}),
 		interp.CallHandler(sh.onCall),
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return sh.onExec }),
 		interp.OpenHandler(sh.open),
@@ -341,6 +343,9 @@ func (sh *shell) onCall(ctx context.Context, args []string) ([]string, error) {
 		}
 	}
 	hc := interp.HandlerCtx(ctx)
+	if args[0] == tickMark {
+		return checkMemory(hc)
+	}
 	if guarded, ok, err := sh.guardCall(hc.Dir, hc.Stderr, args); ok || err != nil {
 		return guarded, err
 	}

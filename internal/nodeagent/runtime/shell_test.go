@@ -34,6 +34,7 @@ func TestShell(t *testing.T) {
 		{"set -e stops at a failure", `set -e; echo a; false; echo b`, nil, "a", 1},
 		{"set -e spares conditions", `set -e; if false; then echo x; fi; while false; do :; done; echo ok`, nil, "ok", 0},
 		{"set -x traces", `set -x; echo traced`, nil, "+ echo traced traced", 0},
+		{"set -x traces what the script runs, nothing else", `set -x; x=1; for i in 1; do true; done; y=2`, nil, "+ x=1 + for i in 1 + true + y=2", 0},
 		{"an unknown command is 127", `nope; echo $?`, nil, "sh: nope: not found 127", 0},
 		{"process substitution is refused, as busybox's ash does", `cat <(echo x)`, nil, `sh: line 1: syntax error: unexpected "("`, 2},
 		{"a syntax error is busybox's", `if true; then echo x`, nil, "sh: syntax error: `if` statement must end with `fi`", 2},
@@ -46,6 +47,8 @@ func TestShell(t *testing.T) {
 		{"a pipeline keeps its status", `true | false; echo $?; false | true; echo $?; ! true | false; echo $?`, nil, "1 0 0", 0},
 		{"deep recursion ends the script", `f() { f; }; f; echo never`, nil, "sh: maximum function nesting level exceeded", 2},
 		{"eval'd and sourced code runs", `echo 'echo sourced $1 | cat' > /tmp/s; . /tmp/s; eval 'echo evaluated | cat'`, nil, "sourced evaluated", 0},
+		{"variables are bounded as memory is", `x=y; while true; do x=$x$x; done; echo never`, nil, "sh: out of memory", 2},
+		{"the last status survives the shell's checks", `x=$(false); echo $?; for i in 1; do false; done; echo $?; if y=$(exit 3); then :; else echo $?; fi`, nil, "1 1 3", 0},
 		{"exec replaces the shell", `exec sh -c 'exit 7'; echo never`, nil, "", 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
