@@ -279,6 +279,9 @@ func checkMemory(hc interp.HandlerContext) ([]string, error) {
 			return nil, errOutOfMemory
 		}
 	}
+	if hc.LastExitStatus == 0 {
+		return []string{":"}, nil
+	}
 	return []string{statusMark, strconv.Itoa(hc.LastExitStatus)}, nil
 }
 
