@@ -5,8 +5,10 @@
 // manifests carry (mvdan.cc/sh's interpreter, with minik's utilities and
 // the container's simulated file system: shell.go, utils.go), serves
 // real HTTP on the pod's IP for the programs that serve, resolves names
-// as the pod's libc would (resolve.go), streams exec and attach (with a
-// simulated terminal, tty.go) and reports exit codes.
+// as the pod's libc would (resolve.go), serves TLS where the program does
+// (servetls.go), streams exec and attach (with a simulated terminal,
+// tty.go) and reports exit codes. What a script can make the node do is
+// bounded (guard.go): commands, forks, stack depth, variables, files.
 //
 // Time is simulated: every duration (pulls, sleep in scripts) is divided
 // by the speed, so that tests run a minute of cluster life in a second.

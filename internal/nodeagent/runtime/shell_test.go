@@ -49,6 +49,7 @@ func TestShell(t *testing.T) {
 		{"eval'd and sourced code runs", `echo 'echo sourced $1 | cat' > /tmp/s; . /tmp/s; eval 'echo evaluated | cat'`, nil, "sourced evaluated", 0},
 		{"variables are bounded as memory is", `x=y; while true; do x=$x$x; done; echo never`, nil, "sh: out of memory", 2},
 		{"the last status survives the shell's checks", `x=$(false); echo $?; for i in 1; do false; done; echo $?; if y=$(exit 3); then :; else echo $?; fi`, nil, "1 1 3", 0},
+		{"tail counts bytes", `printf abcdef | tail -c +3; echo; printf abcdef | tail -c 2`, nil, "cdef ef", 0},
 		{"exec replaces the shell", `exec sh -c 'exit 7'; echo never`, nil, "", 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -518,6 +518,33 @@ func uHead(c *call, argv []string) (int, error) {
 }
 
 func uTail(c *call, argv []string) (int, error) {
+	// tail -c +N (kubectl cp's resumed copy) and -c N count bytes.
+	for i := 1; i < len(argv); i++ {
+		spec, ok := strings.CutPrefix(argv[i], "-c")
+		if !ok {
+			continue
+		}
+		if spec == "" && i+1 < len(argv) {
+			spec = argv[i+1]
+			argv = append(argv[:i:i], argv[i+2:]...)
+		} else {
+			argv = append(argv[:i:i], argv[i+1:]...)
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(spec, "+"))
+		if err != nil || n < 0 {
+			fmt.Fprintf(c.stderr, "tail: invalid number '%s'\n", spec)
+			return 1, nil
+		}
+		in, code := c.inputs("tail", argv[1:])
+		if strings.HasPrefix(spec, "+") {
+			_, _ = io.CopyN(io.Discard, in, int64(max(n-1, 0)))
+			_, _ = io.Copy(c.stdout, in)
+			return code, nil
+		}
+		data := readAll(in)
+		_, _ = c.stdout.Write(data[max(0, len(data)-n):])
+		return code, nil
+	}
 	n, files := headTailArgs(argv)
 	in, code := c.inputs("tail", files)
 	s := strings.TrimSuffix(string(readAll(in)), "\n")
