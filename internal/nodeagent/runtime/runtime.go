@@ -263,6 +263,9 @@ type Container struct {
 	stopOne  sync.Once
 	killOne  sync.Once
 	attached bool // a client attached once (StdinOnce)
+	// readsCommands tells that the main process is a shell reading its
+	// commands from stdin.
+	readsCommands bool
 }
 
 // Create creates a container from an image the node has.
@@ -409,6 +412,7 @@ func (c *Container) Start() error {
 		return err
 	}
 	c.p.cmdline = strings.Join(argv, " ")
+	c.readsCommands = len(argv) > 0 && readsCommands(argv)
 	if c.spec.Stdin {
 		if c.stdinR, c.stdinW, err = os.Pipe(); err != nil {
 			c.finish(&Exit{Code: 128, Reason: "StartError", Message: err.Error()})
@@ -633,7 +637,12 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 				lineDiscipline(o.Stdin, pw, stdout, p.interrupt)
 				return
 			}
-			_, _ = io.Copy(pw, o.Stdin)
+			var in io.Reader = o.Stdin
+			if readsCommands(argv) {
+				// A shell reading commands holds a line whole.
+				in = &lineLimiter{r: o.Stdin, max: maxCommandLine}
+			}
+			_, _ = io.Copy(pw, in)
 			_ = pw.Close()
 		}()
 		go func() {
@@ -743,7 +752,11 @@ func (c *Container) Attach(ctx context.Context, o AttachOptions) error {
 			if c.spec.TTY {
 				lineDiscipline(o.Stdin, nopWriteCloser{c.stdinW}, out, c.p.interrupt)
 			} else {
-				_, _ = io.Copy(c.stdinW, o.Stdin)
+				var in io.Reader = o.Stdin
+				if c.readsCommands {
+					in = &lineLimiter{r: o.Stdin, max: maxCommandLine}
+				}
+				_, _ = io.Copy(c.stdinW, in)
 			}
 			if c.spec.StdinOnce {
 				cancel()

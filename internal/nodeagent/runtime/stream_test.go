@@ -140,6 +140,15 @@ func TestExecStreamIsAnInteractiveShell(t *testing.T) {
 		}
 	})
 
+	t.Run("a command line longer than a shell holds ends its input", func(t *testing.T) {
+		in := io.MultiReader(strings.NewReader("echo before\n"), strings.NewReader(strings.Repeat("x", maxCommandLine+1)), strings.NewReader("\necho after\n"))
+		var out bytes.Buffer
+		code, err := c.ExecStream(t.Context(), ExecOptions{Argv: []string{"sh"}, Stdin: in, Stdout: &out, Stderr: &out})
+		if err != nil || strings.Contains(out.String(), "after") || !strings.HasPrefix(out.String(), "before\n") {
+			t.Fatalf("%d %v %q", code, err, out.String()[:min(200, out.Len())])
+		}
+	})
+
 	t.Run("the context ends a waiting exec", func(t *testing.T) {
 		inR, _ := io.Pipe()
 		ctx, cancel := context.WithCancel(t.Context())

@@ -100,3 +100,40 @@ func lineDiscipline(in io.Reader, toProc io.WriteCloser, echo io.Writer, interru
 		}
 	}
 }
+
+// maxCommandLine bounds a command line a shell reads from a stream.
+const maxCommandLine = 1 << 20
+
+// readsCommands tells whether argv is a shell reading its commands from
+// stdin (no -c, no script file).
+func readsCommands(argv []string) bool {
+	switch baseName(argv[0]) {
+	case "sh", "bash", "ash", "dash":
+	default:
+		return false
+	}
+	o, bad := parseShellArgs(argv)
+	return bad == "" && !o.hasCmd && !o.fromFile
+}
+
+// lineLimiter ends a stream (EOF) at a line longer than max.
+type lineLimiter struct {
+	r    io.Reader
+	max  int
+	line int
+}
+
+func (l *lineLimiter) Read(b []byte) (int, error) {
+	n, err := l.r.Read(b)
+	for i, c := range b[:n] {
+		if c == '\n' {
+			l.line = 0
+			continue
+		}
+		l.line++
+		if l.line > l.max {
+			return i, io.EOF
+		}
+	}
+	return n, err
+}
