@@ -586,7 +586,10 @@ type ExecOptions struct {
 }
 
 // ExecStream runs a command in the running container with its streams
-// attached and returns its exit code. Stdin streams: the command reads
+// attached and returns its exit code. Once the command ends, it waits
+// for the copy of Stdin to stop, unless that copy waits in Stdin's Read
+// (a client that sends nothing more), which then returns to a copy that
+// stops. Stdin streams: the command reads
 // what arrives as it arrives (sh reads one command line at a time), and
 // with TTY it goes through a simulated terminal (echo, line editing,
 // prompt). It ends with ctx; ErrNotRunning tells that the container is
@@ -629,18 +632,36 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 		if err != nil {
 			return 0, fmt.Errorf("exec in container %s: stdin: %w", c.spec.Name, err)
 		}
-		defer pr.Close()
-		defer pw.Close()
-		cl.stdin = pr
-		go func() {
-			if o.TTY {
-				lineDiscipline(o.Stdin, pw, stdout, p.interrupt)
+		copied := make(chan struct{})
+		stdin := &watchedReader{r: o.Stdin}
+		defer func() {
+			// The copy of stdin ends at its next write; wait for it, so
+			// that the caller's reader is not read after ExecStream
+			// returns, unless its Read blocks (a client that sends
+			// nothing more: its stream's end ends the copy).
+			_ = pr.Close()
+			_ = pw.Close()
+			if stdin.reading.Load() {
 				return
 			}
-			var in io.Reader = o.Stdin
+			t := time.NewTimer(stdinGrace)
+			defer t.Stop()
+			select {
+			case <-copied:
+			case <-t.C:
+			}
+		}()
+		cl.stdin = pr
+		go func() {
+			defer close(copied)
+			if o.TTY {
+				lineDiscipline(stdin, pw, stdout, p.interrupt)
+				return
+			}
+			var in io.Reader = stdin
 			if readsCommands(argv) {
 				// A shell reading commands holds a line whole.
-				in = &lineLimiter{r: o.Stdin, max: maxCommandLine}
+				in = &lineLimiter{r: stdin, max: maxCommandLine}
 			}
 			_, _ = io.Copy(pw, in)
 			_ = pw.Close()
@@ -676,6 +697,22 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 	}
 	return code, nil
 }
+
+// watchedReader tells whether a Read is under way.
+type watchedReader struct {
+	r       io.Reader
+	reading atomic.Bool
+}
+
+func (w *watchedReader) Read(b []byte) (int, error) {
+	w.reading.Store(true)
+	defer w.reading.Store(false)
+	return w.r.Read(b)
+}
+
+// stdinGrace bounds how long an ended exec waits for the copy of its
+// stdin to stop.
+const stdinGrace = time.Second
 
 // drainResize accepts a terminal's size changes (the simulated programs
 // do not lay out by width).
