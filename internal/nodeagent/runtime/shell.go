@@ -165,7 +165,7 @@ func (p *process) runShell(c *call, argv []string) (int, error) {
 	}
 	defer sh.releaseForks(c.ctx)
 	if !o.hasCmd && !o.fromFile {
-		return sh.readCommands(c, r)
+		return sh.readCommands(c, r, baseName(argv[0]))
 	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(o.script), o.name)
 	if err == nil {
@@ -185,9 +185,9 @@ func (p *process) runShell(c *call, argv []string) (int, error) {
 // readCommands runs the commands a shell without a script reads from
 // its standard input, one line at a time as they arrive: the shell of
 // `kubectl exec -i` and of an interactive container. With a terminal it
-// prompts as busybox's sh does ("/ # "). Without stdin it exits at once,
-// as `docker run busybox` does.
-func (sh *shell) readCommands(c *call, r *interp.Runner) (int, error) {
+// prompts as busybox's sh does ("/ # "), or as bash does. Without stdin
+// it exits at once, as `docker run busybox` does.
+func (sh *shell) readCommands(c *call, r *interp.Runner, name string) (int, error) {
 	if c.stdin == nil {
 		return 0, nil
 	}
@@ -195,7 +195,12 @@ func (sh *shell) readCommands(c *call, r *interp.Runner) (int, error) {
 	prompt := func(ps string) {
 		if tty {
 			if ps == "" {
+				// busybox's PS1 is '\w # ' for root, bash's in Debian
+				// images '\u@\h:\w# '.
 				ps = r.Dir + " # "
+				if name == "bash" {
+					ps = "root@" + sh.p.spec.Hostname + ":" + r.Dir + "# "
+				}
 			}
 			_, _ = io.WriteString(c.stdout, ps)
 		}

@@ -122,6 +122,14 @@ func TestExecStreamIsAnInteractiveShell(t *testing.T) {
 		}
 	})
 
+	t.Run("bash prompts as bash does", func(t *testing.T) {
+		out := newSyncBuffer()
+		code, err := c.ExecStream(t.Context(), ExecOptions{Argv: []string{"bash"}, Stdin: strings.NewReader("exit 5\r"), Stdout: out, TTY: true})
+		if err != nil || code != 5 || out.String() != "root@web-1:/# exit 5\r\n" {
+			t.Fatalf("%d %v %q", code, err, out.String())
+		}
+	})
+
 	t.Run("without a TTY: stdin is read as it streams", func(t *testing.T) {
 		inR, inW := io.Pipe()
 		out := newSyncBuffer()
