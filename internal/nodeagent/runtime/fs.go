@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"errors"
+	iofs "io/fs"
 	"path"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Volume is a directory of files that can be mounted into containers: an
@@ -14,8 +16,16 @@ import (
 type Volume struct {
 	mu       sync.RWMutex
 	files    map[string][]byte
+	size     int64 // bytes held, bounded by maxVolumeBytes
 	readOnly bool
 }
+
+// maxVolumeBytes bounds what a container's own files or one volume hold,
+// so that no script (yes > /tmp/f) exhausts the node's memory.
+const maxVolumeBytes = 256 << 20
+
+// maxFiles bounds the number of files of a volume.
+const maxFiles = 100_000
 
 // NewVolume returns a volume holding files (relative path → content).
 // A read-only volume refuses writes as a configMap volume does.
@@ -23,6 +33,7 @@ func NewVolume(files map[string][]byte, readOnly bool) *Volume {
 	v := &Volume{files: map[string][]byte{}, readOnly: readOnly}
 	for p, data := range files {
 		v.files[clean(p)] = append([]byte(nil), data...)
+		v.size += int64(len(data))
 	}
 	return v
 }
@@ -56,6 +67,8 @@ var (
 	errNotExist = errors.New("No such file or directory")
 	errReadOnly = errors.New("Read-only file system")
 	errIsDir    = errors.New("Is a directory")
+	errNoSpace  = errors.New("No space left on device")
+	errNotDir   = errors.New("Not a directory")
 )
 
 func clean(p string) string {
@@ -100,10 +113,105 @@ func (f *fs) write(p string, data []byte, appendTo bool) error {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.isDirLocked(rel) {
+		return errIsDir
+	}
+	old, exists := v.files[rel]
+	grow := int64(len(data))
+	if !appendTo {
+		grow -= int64(len(old))
+	}
+	if v.size+grow > maxVolumeBytes || !exists && len(v.files) >= maxFiles {
+		return errNoSpace
+	}
+	v.size += grow
 	if appendTo {
-		v.files[rel] = append(append([]byte(nil), v.files[rel]...), data...)
+		// Appending in place keeps a stream of small writes linear.
+		v.files[rel] = append(old, data...)
 	} else {
 		v.files[rel] = append([]byte(nil), data...)
+	}
+	return nil
+}
+
+// mkdir makes a directory (and its parents), kept by a marker entry.
+func (f *fs) mkdir(p string) error {
+	if fi, err := f.statInfo(p); err == nil {
+		if !fi.IsDir() {
+			return errNotDir
+		}
+		return nil
+	}
+	return f.write(strings.TrimSuffix(clean(p), "/")+"/"+dirMarker, nil, false)
+}
+
+// readOnly tells whether p is on a read-only mount.
+func (f *fs) readOnly(p string) bool {
+	_, _, ro := f.resolve(p)
+	return ro
+}
+
+// fileInfo describes a file or directory of a container's file system.
+type fileInfo struct {
+	name  string
+	size  int64
+	dir   bool
+	mtime time.Time
+}
+
+func (i fileInfo) Name() string { return i.name }
+func (i fileInfo) Size() int64  { return i.size }
+func (i fileInfo) Mode() iofs.FileMode {
+	if i.dir {
+		return iofs.ModeDir | 0o755
+	}
+	return 0o644
+}
+func (i fileInfo) ModTime() time.Time { return i.mtime }
+func (i fileInfo) IsDir() bool        { return i.dir }
+func (i fileInfo) Sys() any           { return nil }
+
+// statInfo describes p, or fails with errNotExist.
+func (f *fs) statInfo(p string) (iofs.FileInfo, error) {
+	exists, dir := f.stat(p)
+	if !exists {
+		return nil, errNotExist
+	}
+	name := path.Base("/" + clean(p))
+	if dir {
+		return fileInfo{name: name, dir: true}, nil
+	}
+	data, err := f.read(p)
+	if err != nil {
+		return nil, err
+	}
+	return fileInfo{name: name, size: int64(len(data))}, nil
+}
+
+// walk calls fn for p and, for a directory, everything under it, in
+// lexical order; rel is the path relative to p's parent.
+func (f *fs) walk(p string, fn func(abs string, fi iofs.FileInfo) error) error {
+	fi, err := f.statInfo(p)
+	if err != nil {
+		return err
+	}
+	if err := fn(p, fi); err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return nil
+	}
+	names, err := f.list(p)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == dirMarker {
+			continue
+		}
+		if err := f.walk(path.Join(p, n), fn); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -119,9 +227,11 @@ func (f *fs) remove(p string) error {
 	if ro {
 		return errReadOnly
 	}
+	v.size -= int64(len(v.files[rel]))
 	delete(v.files, rel)
-	for k := range v.files {
+	for k, data := range v.files {
 		if strings.HasPrefix(k, rel+"/") {
+			v.size -= int64(len(data))
 			delete(v.files, k)
 		}
 	}
@@ -203,3 +313,6 @@ func (v *Volume) isDirLocked(rel string) bool {
 	}
 	return false
 }
+
+// dirMarker keeps an empty directory made by mkdir; listings hide it.
+const dirMarker = "\x00dir"

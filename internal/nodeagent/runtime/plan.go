@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/interp"
 )
 
 // Describe tells, in a few lines, what the rules make of a container:
@@ -51,7 +53,7 @@ func (r *Rules) Describe(spec ContainerSpec, policy ImagePolicy) string {
 		}
 		switch {
 		case prog == nil:
-			if _, ok := builtins[baseName(argv[0])]; ok {
+			if _, ok := utilities[baseName(argv[0])]; ok || interp.IsBuiltin(argv[0]) {
 				steps = append(steps, fmt.Sprintf("the shell utility %s", argv[0]))
 			} else {
 				steps = append(steps, fmt.Sprintf("%s: not found (exit 127)", argv[0]))
@@ -74,7 +76,11 @@ func (r *Rules) Describe(spec ContainerSpec, policy ImagePolicy) string {
 			for _, p := range ps {
 				s = append(s, ":"+strconv.Itoa(int(p)))
 			}
-			steps = append(steps, fmt.Sprintf("%s: serves %s on %s", prog.Names[0], prog.Serve.Style, strings.Join(s, ",")))
+			over := ""
+			if prog.Serve.TLS {
+				over = " over TLS"
+			}
+			steps = append(steps, fmt.Sprintf("%s: serves %s%s on %s", prog.Names[0], prog.Serve.Style, over, strings.Join(s, ",")))
 		case prog.Forever:
 			steps = append(steps, fmt.Sprintf("%s: runs until stopped", prog.Names[0]))
 		default:

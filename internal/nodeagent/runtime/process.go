@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +12,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
+	"mvdan.cc/sh/v3/interp"
 )
 
 // LogSink receives a container's output, one line at a time, as the
@@ -58,7 +62,8 @@ func (w *lineWriter) flush() {
 }
 
 // process is a simulated process: a container's main process or an exec
-// in it. It owns the signals: SIGTERM (termC) and SIGKILL (killC).
+// in it. It owns the signals: SIGTERM (termC) and SIGKILL (killC, which
+// cancels the context its commands run with).
 type process struct {
 	rules  *Rules
 	image  *ImageRule // nil outside the catalog
@@ -70,13 +75,66 @@ type process struct {
 	stderr io.Writer
 
 	termC, killC chan struct{}
-	termHandled  bool
+	termMu       sync.Mutex
+	termTaken    bool
 
 	started   chan struct{}
 	startOnce sync.Once
-	iter      int
 
-	client *http.Client
+	// dnsPort is the nameservers' port (Config.DNSPort).
+	dnsPort int
+	// cmdline is the main process's command line, as ps shows it.
+	cmdline string
+	// procs counts the container's running commands (shared by its
+	// execs), bounded by maxProcs as a pids cgroup bounds them.
+	procs *atomic.Int32
+	// forks counts the container's forked commands (guard.go), shared
+	// by its execs.
+	forks *atomic.Int32
+	// tty tells that the process has a terminal, whose ^C interrupts the
+	// foreground command (fg).
+	tty  bool
+	fgMu sync.Mutex
+	fg   context.CancelCauseFunc
+
+	clientOnce sync.Once
+	client     *http.Client
+
+	// certOnce makes the self-signed serving certificate (servetls.go).
+	certOnce sync.Once
+	cert     *tls.Config
+	certErr  error
+}
+
+// errInterrupted is the cause of a command interrupted by ^C.
+var errInterrupted = errors.New("interrupted")
+
+// foreground makes ctx's command the one ^C interrupts, until the
+// function returned is called.
+func (p *process) foreground(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	p.fgMu.Lock()
+	prev := p.fg
+	p.fg = cancel
+	p.fgMu.Unlock()
+	return ctx, func() {
+		p.fgMu.Lock()
+		p.fg = prev
+		p.fgMu.Unlock()
+		cancel(nil)
+	}
+}
+
+// interrupt sends SIGINT to the foreground command; it tells whether
+// there was one.
+func (p *process) interrupt() bool {
+	p.fgMu.Lock()
+	defer p.fgMu.Unlock()
+	if p.fg == nil {
+		return false
+	}
+	p.fg(errInterrupted)
+	return true
 }
 
 // signalStarted tells Start the process reached its first wait (its
@@ -93,53 +151,37 @@ func (p *process) scale(d time.Duration) time.Duration {
 	return time.Duration(float64(d) / p.speed)
 }
 
-// checkSignals is called between commands: SIGKILL ends the process; a
-// pending SIGTERM runs the shell's trap, or is ignored as PID 1 ignores
-// signals it does not handle.
-func (p *process) checkSignals(sh *shell) error {
+// takeTerm takes a delivered SIGTERM, once: it tells whether the signal
+// arrived and nobody handled it yet.
+func (p *process) takeTerm() bool {
 	select {
-	case <-p.killC:
-		return errKilled
+	case <-p.termC:
 	default:
+		return false
 	}
-	if !p.termHandled {
-		select {
-		case <-p.termC:
-			p.termHandled = true
-			if err := p.onTerm(sh); err != nil {
-				return err
-			}
-		default:
-		}
+	p.termMu.Lock()
+	defer p.termMu.Unlock()
+	if p.termTaken {
+		return false
 	}
-	// A loop that neither waits nor prints must not starve the node.
-	p.iter++
-	if p.iter%64 == 0 {
-		time.Sleep(time.Millisecond)
+	p.termTaken = true
+	return true
+}
+
+// termFor is the SIGTERM channel a wait of c listens to: the program's
+// own when it is PID 1, the shell's (for its trap) when the wait is a
+// command of the PID 1 shell; nil when SIGTERM does not reach it.
+func (p *process) termFor(c *call) <-chan struct{} {
+	if c.pid1 || c.sh != nil && c.sh.pid1 {
+		return p.termC
 	}
 	return nil
 }
 
-// onTerm runs the shell's TERM trap, if any.
-func (p *process) onTerm(sh *shell) error {
-	action, ok := sh.traps["TERM"]
-	if !ok || action == "" {
-		return nil
-	}
-	delete(sh.traps, "TERM")
-	l, err := parseScript(action)
-	if err != nil {
-		return nil
-	}
-	if err := sh.runList(l); err != nil {
-		return err
-	}
-	return nil
-}
-
-// sleep waits d of simulated time, running the TERM trap if the process
-// is asked to stop meanwhile.
-func (p *process) sleep(sh *shell, d time.Duration) error {
+// sleep waits d of simulated time, running the shell's TERM trap if the
+// process is asked to stop meanwhile. Its error is a kill or the trap's
+// exit.
+func (p *process) sleep(c *call, d time.Duration) error {
 	p.signalStarted()
 	var timeout <-chan time.Time
 	if d != time.Duration(math.MaxInt64) {
@@ -147,50 +189,52 @@ func (p *process) sleep(sh *shell, d time.Duration) error {
 		defer t.Stop()
 		timeout = t.C()
 	}
-	term := p.termC
-	if p.termHandled {
-		term = nil
+	term := p.termFor(c)
+	if c.pid1 {
+		term = nil // a sleep that is PID 1 ignores SIGTERM
 	}
 	for {
 		select {
 		case <-timeout:
 			return nil
-		case <-p.killC:
+		case <-c.ctx.Done():
 			return errKilled
 		case <-term:
 			term = nil
-			p.termHandled = true
-			if err := p.onTerm(sh); err != nil {
-				return err
+			if p.takeTerm() {
+				if err := c.sh.onTerm(c); err != nil {
+					return err
+				}
 			}
 		}
 	}
 }
 
 // block runs until the process is stopped. A program that replaced the
-// shell (execing) exits with its SIGTERM exit code; otherwise SIGTERM goes
-// to the shell.
-func (p *process) block(sh *shell, prog *ProgramRule, execing bool) (int, error) {
+// shell (execing, PID 1) exits with its SIGTERM exit code; otherwise
+// SIGTERM goes to the shell's trap.
+func (p *process) block(c *call, prog *ProgramRule, execing bool) (int, error) {
 	p.signalStarted()
-	term := p.termC
-	if p.termHandled {
-		term = nil
-	}
+	term := p.termFor(c)
 	for {
 		select {
-		case <-p.killC:
+		case <-c.ctx.Done():
 			return 0, errKilled
 		case <-term:
 			term = nil
-			p.termHandled = true
-			if execing {
+			if !p.takeTerm() {
+				continue
+			}
+			if execing && c.pid1 {
 				if prog.TermExit != nil {
 					return *prog.TermExit, nil
 				}
 				continue
 			}
-			if err := p.onTerm(sh); err != nil {
-				return 0, err
+			if c.sh != nil {
+				if err := c.sh.onTerm(c); err != nil {
+					return 0, err
+				}
 			}
 		}
 	}
@@ -206,6 +250,7 @@ func (p *process) expandLine(line string, port int32) string {
 		"{time:nginx}", now.Format("2006/01/02 15:04:05"),
 		"{time:apache}", now.Format("Mon Jan 02 15:04:05.000000 2006"),
 		"{time:go}", now.Format("2006/01/02 15:04:05"),
+		"{time:klog}", now.Format("0102 15:04:05.000000"),
 		"{time:redis}", now.Format("02 Jan 2006 15:04:05.000"),
 		"{time:postgres}", now.Format("2006-01-02 15:04:05.000"),
 		"{port}", fmt.Sprint(port),
@@ -214,28 +259,28 @@ func (p *process) expandLine(line string, port int32) string {
 }
 
 // runProgram runs a program of the rules.
-func (p *process) runProgram(sh *shell, prog *ProgramRule, argv []string, execing bool) (int, error) {
+func (p *process) runProgram(c *call, prog *ProgramRule, argv []string, execing bool) (int, error) {
 	switch {
 	case prog.Shell:
-		return p.runShell(sh, argv)
+		return p.runShell(c, argv)
 	case prog.Wrapper:
-		p.printLines(sh, prog, 0)
+		p.printLines(c, prog, 0)
 		rest := argv[1:]
 		if len(rest) == 0 {
 			return 0, nil
 		}
-		return sh.exec(rest, execing)
+		return p.dispatch(c, rest, execing)
 	}
 	if r := prog.RequireEnv; r != nil {
 		found := false
 		for _, name := range r.AnyOf {
-			if sh.vars[name] != "" {
+			if c.getenv(name) != "" {
 				found = true
 			}
 		}
 		if !found {
 			for _, l := range r.Stderr {
-				fmt.Fprintln(sh.stderr, l)
+				fmt.Fprintln(c.stderr, l)
 			}
 			return r.ExitCode, nil
 		}
@@ -246,29 +291,64 @@ func (p *process) runProgram(sh *shell, prog *ProgramRule, argv []string, execin
 		if len(ports) > 0 {
 			port = ports[0]
 		}
-		srv, err := p.listen(sh, prog.Serve.Style, ports, text)
+		specs, err := p.listenSpecs(prog.Serve, argv, ports)
+		if err == nil && len(specs) > 0 {
+			port = specs[0].port
+		}
+		var srv *servers
+		if err == nil {
+			srv, err = p.listen(c.stdout, prog.Serve.Style, specs, text)
+		}
 		if err != nil {
-			fmt.Fprintln(sh.stderr, err.Error())
+			fmt.Fprintln(c.stderr, err.Error())
 			return 1, nil
 		}
 		defer srv.close()
-		p.printLines(sh, prog, port)
-		return p.block(sh, prog, execing)
+		p.printLines(c, prog, port)
+		return p.block(c, prog, execing)
 	}
-	p.printLines(sh, prog, 0)
+	p.printLines(c, prog, 0)
 	if prog.Forever {
-		return p.block(sh, prog, execing)
+		return p.block(c, prog, execing)
 	}
 	return 0, nil
 }
 
-func (p *process) printLines(sh *shell, prog *ProgramRule, port int32) {
+func (p *process) printLines(c *call, prog *ProgramRule, port int32) {
 	for _, l := range prog.Stdout {
-		fmt.Fprintln(sh.stdout, p.expandLine(l, port))
+		fmt.Fprintln(c.stdout, p.expandLine(l, port))
 	}
 	for _, l := range prog.Stderr {
-		fmt.Fprintln(sh.stderr, p.expandLine(l, port))
+		fmt.Fprintln(c.stderr, p.expandLine(l, port))
 	}
+}
+
+// flagAt reads flag name (with one or two dashes, "=value" or a separate
+// value) at argv[i]; a is argv[i].
+func flagAt(argv []string, name, a string, i int) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	for _, n := range []string{name, "-" + strings.TrimLeft(name, "-"), "--" + strings.TrimLeft(name, "-")} {
+		if v, ok := strings.CutPrefix(a, n+"="); ok {
+			return v, true
+		}
+		if a == n && i+1 < len(argv) {
+			return argv[i+1], true
+		}
+	}
+	return "", false
+}
+
+// flagValue reads the last value of a flag in argv.
+func flagValue(argv []string, name string) string {
+	v := ""
+	for i, a := range argv {
+		if got, ok := flagAt(argv, name, a, i); ok {
+			v = got
+		}
+	}
+	return v
 }
 
 // servePorts reads the ports a server listens on: its flags, else the
@@ -283,20 +363,7 @@ func (p *process) servePorts(s *ServeRule, argv []string) ([]int32, string) {
 		ports = p.spec.Ports
 	}
 	text := "hello-world"
-	flag := func(name, a string, i int) (string, bool) {
-		if name == "" {
-			return "", false
-		}
-		for _, n := range []string{name, "-" + strings.TrimLeft(name, "-"), "--" + strings.TrimLeft(name, "-")} {
-			if v, ok := strings.CutPrefix(a, n+"="); ok {
-				return v, true
-			}
-			if a == n && i+1 < len(argv) {
-				return argv[i+1], true
-			}
-		}
-		return "", false
-	}
+	flag := func(name, a string, i int) (string, bool) { return flagAt(argv, name, a, i) }
 	for i, a := range argv {
 		if v, ok := flag(s.PortFlag, a, i); ok {
 			var n int32
@@ -316,68 +383,6 @@ func (p *process) servePorts(s *ServeRule, argv []string) ([]int32, string) {
 		}
 	}
 	return ports, text
-}
-
-// runShell runs sh [-c script [name [args...]]] | sh file | sh.
-func (p *process) runShell(parent *shell, argv []string) (int, error) {
-	sh := parent.sub()
-	sh.args = []string{argv[0]}
-	sh.errexit, sh.xtrace, sh.inCond = false, false, 0
-	args := argv[1:]
-	script, fromFile := "", ""
-	hasC := false
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args[0]) > 1 {
-		opt := args[0]
-		args = args[1:]
-		if opt == "-o" && len(args) > 0 {
-			args = args[1:]
-			continue
-		}
-		if strings.Contains(opt, "c") {
-			hasC = true
-		}
-		if strings.Contains(opt, "e") {
-			sh.errexit = true
-		}
-		if strings.Contains(opt, "x") {
-			sh.xtrace = true
-		}
-	}
-	switch {
-	case hasC:
-		if len(args) == 0 {
-			fmt.Fprintf(sh.stderr, "%s: -c requires an argument\n", baseName(argv[0]))
-			return 2, nil
-		}
-		script = args[0]
-		if len(args) > 1 {
-			sh.args = args[1:]
-		}
-	case len(args) > 0:
-		fromFile = args[0]
-		data, err := p.fs.read(fromFile)
-		if err != nil {
-			fmt.Fprintf(sh.stderr, "%s: can't open '%s': %v\n", baseName(argv[0]), fromFile, err)
-			return 2, nil
-		}
-		script = string(data)
-		sh.args = args
-	default:
-		// No script and no terminal: the shell reads an empty stdin and
-		// exits, as `docker run busybox` does.
-		script = string(parent.stdin)
-	}
-	code, err := sh.runScript(script)
-	if err != nil {
-		return 0, err
-	}
-	if action, ok := sh.traps["EXIT"]; ok {
-		delete(sh.traps, "EXIT")
-		if l, perr := parseScript(action); perr == nil {
-			_ = sh.runList(l)
-		}
-	}
-	return code, nil
 }
 
 // notFoundError is the runtime's answer for an executable the image does
@@ -400,10 +405,8 @@ func (p *process) resolveTop(argv []string) (*ProgramRule, error) {
 	exe := argv[0]
 	hasShell := p.image == nil || p.image.Shell
 	prog := p.rules.program(exe)
-	_, isBuiltin := builtins[exe]
-	if !isBuiltin && strings.Contains(exe, "/") {
-		_, isBuiltin = builtins[baseName(exe)]
-	}
+	_, isBuiltin := utilities[baseName(exe)]
+	isBuiltin = isBuiltin || interp.IsBuiltin(exe)
 	switch {
 	case prog != nil && !prog.Shell:
 		return prog, nil
@@ -422,9 +425,12 @@ func genericProgram() *ProgramRule {
 	return &ProgramRule{Names: []string{"(generic)"}, Serve: &ServeRule{Style: "generic"}, TermExit: &zero}
 }
 
+// httpClient is the process's HTTP client: it dials through the
+// container's name resolution (resolve.go).
 func (p *process) httpClient() *http.Client {
-	if p.client == nil {
-		p.client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	}
+	p.clientOnce.Do(func() {
+		p.client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: p.dialContext,
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // wget --no-check-certificate, curl -k: see utils.go
+	})
 	return p.client
 }

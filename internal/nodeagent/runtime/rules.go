@@ -58,6 +58,14 @@ type ServeRule struct {
 	PortFlag   string  `json:"portFlag,omitempty"`
 	ListenFlag string  `json:"listenFlag,omitempty"`
 	TextFlag   string  `json:"textFlag,omitempty"`
+	// TLS serves every port over TLS; TLSPorts serves those ports over
+	// TLS. CertFlag and KeyFlag name the flags of a certificate and key
+	// file (PEM, from the container's files: a mounted Secret); given,
+	// every port serves TLS with them, else with a self-signed one.
+	TLS      bool    `json:"tls,omitempty"`
+	TLSPorts []int32 `json:"tlsPorts,omitempty"`
+	CertFlag string  `json:"certFlag,omitempty"`
+	KeyFlag  string  `json:"keyFlag,omitempty"`
 }
 
 // RequireEnv makes a program exit unless one of the variables is set.

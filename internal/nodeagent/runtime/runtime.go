@@ -2,8 +2,13 @@
 // as containerd is. It pulls images from a simulated registry, runs
 // containers whose behaviour follows data (rules.yaml: which images and
 // tags exist, what their programs do), interprets the shell scripts
-// manifests carry (shellparse.go), serves real HTTP on the pod's IP for
-// the programs that serve, and reports exit codes.
+// manifests carry (mvdan.cc/sh's interpreter, with minik's utilities and
+// the container's simulated file system: shell.go, utils.go), serves
+// real HTTP on the pod's IP for the programs that serve, resolves names
+// as the pod's libc would (resolve.go), serves TLS where the program does
+// (servetls.go), streams exec and attach (with a simulated terminal,
+// tty.go) and reports exit codes. What a script can make the node do is
+// bounded (guard.go): commands, forks, stack depth, variables, files.
 //
 // Time is simulated: every duration (pulls, sleep in scripts) is divided
 // by the speed, so that tests run a minute of cluster life in a second.
@@ -17,10 +22,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
+	"mvdan.cc/sh/v3/expand"
 )
 
 // Config configures a node's runtime.
@@ -41,6 +51,10 @@ type Config struct {
 	// ParallelPulls lets pulls run at once; by default a node pulls one
 	// image at a time, as the kubelet's serializeImagePulls does.
 	ParallelPulls bool
+	// DNSPort is the port the nameservers of containers' resolv.conf
+	// answer on; zero means 53. (A test's DNS server, unprivileged,
+	// listens elsewhere.)
+	DNSPort int
 }
 
 // Runtime is one node's container runtime: its image store and its
@@ -231,12 +245,27 @@ type Container struct {
 	p    *process
 	rt   *Runtime
 
-	mu      sync.Mutex
-	started time.Time
-	exit    *Exit
-	done    chan struct{}
-	stopOne sync.Once
-	killOne sync.Once
+	// out and errOut are the main process's output: its log, and the
+	// clients attached to it.
+	out, errOut *outStream
+	// stdinR and stdinW are the main process's stdin (a container with
+	// Stdin); stdinClose closes them once.
+	stdinR, stdinW *os.File
+	stdinClose     sync.Once
+	// ctx is the main process's context; Kill cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	started  time.Time
+	exit     *Exit
+	done     chan struct{}
+	stopOne  sync.Once
+	killOne  sync.Once
+	attached bool // a client attached once (StdinOnce)
+	// readsCommands tells that the main process is a shell reading its
+	// commands from stdin.
+	readsCommands bool
 }
 
 // Create creates a container from an image the node has.
@@ -255,20 +284,70 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	_, _ = rand.Read(id[:])
 	c := &Container{ID: hex.EncodeToString(id[:]), spec: spec, rt: r, done: make(chan struct{})}
 	files := map[string][]byte{"etc/hostname": []byte(spec.Hostname + "\n")}
+	// The directories every image has.
+	for _, d := range []string{"bin", "dev", "etc", "home", "proc", "root", "run", "sys", "tmp", "usr", "var"} {
+		files[d+"/"+dirMarker] = nil
+	}
 	if len(spec.ResolvConf) > 0 {
 		files["etc/resolv.conf"] = spec.ResolvConf
 	}
 	if len(spec.Hosts) > 0 {
 		files["etc/hosts"] = spec.Hosts
 	}
+	c.out = &outStream{log: &lineWriter{stream: "stdout", sink: spec.Log}}
+	c.errOut = &outStream{log: &lineWriter{stream: "stderr", sink: spec.Log}}
+	if spec.TTY {
+		// A terminal has one output stream.
+		c.errOut = c.out
+	}
 	c.p = &process{
 		rules: r.rules, image: img.rule, spec: &c.spec, fs: newFS(spec.Mounts, files),
-		clock: r.cfg.Clock, speed: r.cfg.Speed,
-		stdout: &lineWriter{stream: "stdout", sink: spec.Log},
-		stderr: &lineWriter{stream: "stderr", sink: spec.Log},
-		termC:  make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
+		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, tty: spec.TTY, procs: new(atomic.Int32), forks: new(atomic.Int32),
+		stdout: c.out, stderr: c.errOut,
+		termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
 	return c, nil
+}
+
+// outStream is an output of a container's main process: its log lines,
+// and what the clients attached meanwhile receive.
+type outStream struct {
+	log *lineWriter
+
+	mu   sync.Mutex
+	next int
+	to   map[int]io.Writer
+}
+
+func (s *outStream) Write(b []byte) (int, error) {
+	_, _ = s.log.Write(b)
+	s.mu.Lock()
+	ws := make([]io.Writer, 0, len(s.to))
+	for _, w := range s.to {
+		ws = append(ws, w)
+	}
+	s.mu.Unlock()
+	for _, w := range ws {
+		_, _ = w.Write(b)
+	}
+	return len(b), nil
+}
+
+// attach adds a client's writer; the function returned removes it.
+func (s *outStream) attach(w io.Writer) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.to == nil {
+		s.to = map[int]io.Writer{}
+	}
+	id := s.next
+	s.next++
+	s.to[id] = w
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.to, id)
+	}
 }
 
 // argv is the container's command line: command (or the image's
@@ -286,6 +365,17 @@ func (c *Container) argv() []string {
 		return append(append([]string(nil), entry...), c.spec.Args...)
 	}
 	return append(append([]string(nil), entry...), cmd...)
+}
+
+// environ is the process environment as the interpreter takes it.
+func (c *Container) environ() expand.Environ {
+	env := c.env()
+	pairs := make([]string, 0, len(env))
+	for k, v := range env {
+		pairs = append(pairs, k+"="+v)
+	}
+	sort.Strings(pairs)
+	return expand.ListEnviron(pairs...)
 }
 
 // env is the process environment: what the image and the kubelet set,
@@ -321,6 +411,23 @@ func (c *Container) Start() error {
 		c.finish(&Exit{Code: 128, Reason: "StartError", Message: err.Error()})
 		return err
 	}
+	c.p.cmdline = strings.Join(argv, " ")
+	c.readsCommands = len(argv) > 0 && readsCommands(argv)
+	if c.spec.Stdin {
+		if c.stdinR, c.stdinW, err = os.Pipe(); err != nil {
+			c.finish(&Exit{Code: 128, Reason: "StartError", Message: err.Error()})
+			return fmt.Errorf("container %s: stdin: %w", c.spec.Name, err)
+		}
+	}
+	// SIGKILL (Kill) cancels what the process runs.
+	c.mu.Lock()
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.mu.Unlock()
+	select {
+	case <-c.p.killC: // killed before it started
+		c.cancel()
+	default:
+	}
 	go c.run(argv, top)
 	t := time.NewTimer(startWait)
 	defer t.Stop()
@@ -333,31 +440,46 @@ func (c *Container) Start() error {
 }
 
 func (c *Container) run(argv []string, top *ProgramRule) {
-	sh := c.p.newShell(c.env())
+	ctx := c.ctx
+	defer c.cancel()
+	cl := &call{ctx: ctx, p: c.p, stdout: c.p.stdout, stderr: c.p.stderr, env: c.environ(), dir: "/", pid1: true, tty: c.spec.TTY}
+	if c.stdinR != nil {
+		cl.stdin = c.stdinR
+		// A process with stdin waits for it.
+		c.p.signalStarted()
+	}
 	var code int
 	var err error
 	if top != nil {
-		code, err = c.p.runProgram(sh, top, argv, true)
+		code, err = c.p.runProgram(cl, top, argv, true)
 	} else {
-		code, err = sh.exec(argv, true)
+		code, err = c.p.dispatch(cl, argv, true)
 	}
-	var ee exitError
 	switch {
-	case errors.As(err, &ee):
-		code = ee.code
 	case errors.Is(err, errKilled):
 		code = 137
 	case err != nil:
 		fmt.Fprintf(c.p.stderr, "sh: %v\n", err)
 		code = 2
 	}
-	c.p.stdout.(*lineWriter).flush()
-	c.p.stderr.(*lineWriter).flush()
+	c.closeStdin()
+	c.out.log.flush()
+	c.errOut.log.flush()
 	reason := "Completed"
 	if code != 0 {
 		reason = "Error"
 	}
 	c.finish(&Exit{Code: int32(code), Reason: reason})
+}
+
+// closeStdin closes the main process's stdin: it reads EOF.
+func (c *Container) closeStdin() {
+	c.stdinClose.Do(func() {
+		if c.stdinW != nil {
+			_ = c.stdinW.Close()
+			_ = c.stdinR.Close()
+		}
+	})
 }
 
 func (c *Container) finish(e *Exit) {
@@ -417,7 +539,16 @@ func (c *Container) Stop(ctx context.Context, grace time.Duration) {
 
 // Kill sends SIGKILL.
 func (c *Container) Kill() {
-	c.killOne.Do(func() { close(c.p.killC) })
+	c.killOne.Do(func() {
+		close(c.p.killC)
+		c.mu.Lock()
+		cancel := c.cancel
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		c.closeStdin()
+	})
 }
 
 // ErrNotRunning is the error of an exec in a container that has ended.
@@ -454,12 +585,15 @@ type ExecOptions struct {
 	Resize <-chan TerminalSize
 }
 
-// maxExecStdin bounds the standard input an exec reads.
-const maxExecStdin = 64 << 20
-
 // ExecStream runs a command in the running container with its streams
-// attached and returns its exit code. It ends with ctx; ErrNotRunning
-// tells that the container is not (or no longer) running.
+// attached and returns its exit code. Once the command ends, it waits
+// for the copy of Stdin to stop, unless that copy waits in Stdin's Read
+// (a client that sends nothing more), which then returns to a copy that
+// stops. Stdin streams: the command reads
+// what arrives as it arrives (sh reads one command line at a time), and
+// with TTY it goes through a simulated terminal (echo, line editing,
+// prompt). It ends with ctx; ErrNotRunning tells that the container is
+// not (or no longer) running.
 func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) {
 	select {
 	case <-c.done:
@@ -474,46 +608,127 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 	if stdout == nil {
 		stdout = io.Discard
 	}
-	if stderr == nil || o.TTY {
-		stderr = stdout
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	if o.TTY {
+		tw := &ttyWriter{w: stdout}
+		stdout, stderr = tw, tw
 	}
 	p := &process{
 		rules: c.p.rules, image: c.p.image, spec: c.p.spec, fs: c.p.fs, clock: c.p.clock, speed: c.p.speed,
+		dnsPort: c.p.dnsPort, cmdline: c.p.cmdline, tty: o.TTY, procs: c.p.procs, forks: c.p.forks,
 		stdout: stdout, stderr: stderr, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
 	top, err := p.resolveTop(argv)
 	if err != nil || (top != nil && top.Names[0] == "(generic)") {
 		return 0, fmt.Errorf("OCI runtime exec failed: exec failed: unable to start container process: exec: %q: executable file not found in $PATH: unknown", argv[0])
 	}
-	var stdin []byte
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cl := &call{ctx: ctx, p: p, stdout: stdout, stderr: stderr, env: c.environ(), dir: "/", tty: o.TTY}
 	if o.Stdin != nil {
-		if stdin, err = io.ReadAll(io.LimitReader(o.Stdin, maxExecStdin)); err != nil {
-			return 0, fmt.Errorf("reading stdin: %w", err)
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return 0, fmt.Errorf("exec in container %s: stdin: %w", c.spec.Name, err)
 		}
+		copied := make(chan struct{})
+		stdin := &watchedReader{r: o.Stdin}
+		defer func() {
+			// The copy of stdin ends at its next write; wait for it, so
+			// that the caller's reader is not read after ExecStream
+			// returns, unless its Read blocks (a client that sends
+			// nothing more: its stream's end ends the copy).
+			_ = pr.Close()
+			_ = pw.Close()
+			if stdin.reading.Load() {
+				return
+			}
+			t := time.NewTimer(stdinGrace)
+			defer t.Stop()
+			select {
+			case <-copied:
+			case <-t.C:
+			}
+		}()
+		cl.stdin = pr
+		go func() {
+			defer close(copied)
+			if o.TTY {
+				lineDiscipline(stdin, pw, stdout, p.interrupt)
+				return
+			}
+			var in io.Reader = stdin
+			if readsCommands(argv) {
+				// A shell reading commands holds a line whole.
+				in = &lineLimiter{r: stdin, max: maxCommandLine}
+			}
+			_, _ = io.Copy(pw, in)
+			_ = pw.Close()
+		}()
+		go func() {
+			// A read of stdin ends when the exec does.
+			<-ctx.Done()
+			_ = pr.Close()
+		}()
 	}
-	result := make(chan int, 1)
+	go drainResize(ctx, o.Resize)
 	go func() {
-		sh := p.newShell(c.env())
-		sh.stdin = stdin
-		code, err := sh.exec(argv, true)
-		var ee exitError
-		switch {
-		case errors.As(err, &ee):
-			code = ee.code
-		case err != nil:
-			code = 137
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
 		}
-		result <- code
 	}()
-	select {
-	case code := <-result:
-		return code, nil
-	case <-ctx.Done():
-		close(p.killC)
-		return 0, ctx.Err()
-	case <-c.done:
-		close(p.killC)
-		return 0, ErrNotRunning
+	code, err := p.dispatch(cl, argv, false)
+	if f, ok := stdout.(interface{ Flush() error }); ok {
+		_ = f.Flush()
+	}
+	if err != nil {
+		select {
+		case <-c.done:
+			return 0, ErrNotRunning
+		default:
+		}
+		if ctx.Err() != nil {
+			return 0, context.Cause(ctx)
+		}
+		return 0, fmt.Errorf("exec in container %s: %w", c.spec.Name, err)
+	}
+	return code, nil
+}
+
+// watchedReader tells whether a Read is under way.
+type watchedReader struct {
+	r       io.Reader
+	reading atomic.Bool
+}
+
+func (w *watchedReader) Read(b []byte) (int, error) {
+	w.reading.Store(true)
+	defer w.reading.Store(false)
+	return w.r.Read(b)
+}
+
+// stdinGrace bounds how long an ended exec waits for the copy of its
+// stdin to stop.
+const stdinGrace = time.Second
+
+// drainResize accepts a terminal's size changes (the simulated programs
+// do not lay out by width).
+func drainResize(ctx context.Context, resize <-chan TerminalSize) {
+	if resize == nil {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-resize:
+			if !ok {
+				return
+			}
+		}
 	}
 }
 
@@ -530,15 +745,73 @@ type AttachOptions struct {
 }
 
 // Attach attaches streams to the container's main process, as `kubectl
-// attach` does, until ctx ends or the process exits.
+// attach` does, until ctx ends or the process exits: output from now on,
+// and input to its stdin (a container with Stdin; through its terminal
+// with TTY). With StdinOnce, the process's stdin closes when the first
+// client that attached with stdin detaches. It returns nil when either
+// ends, ErrNotRunning when the process had already ended.
 func (c *Container) Attach(ctx context.Context, o AttachOptions) error {
 	select {
 	case <-c.done:
 		return ErrNotRunning
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
 	}
+	out, errOut := o.Stdout, o.Stderr
+	if out == nil {
+		out = io.Discard
+	}
+	if errOut == nil {
+		errOut = io.Discard
+	}
+	if c.spec.TTY {
+		tw := &ttyWriter{w: out}
+		out, errOut = tw, tw
+	}
+	detach := c.out.attach(out)
+	defer detach()
+	if c.errOut != c.out {
+		detachErr := c.errOut.attach(errOut)
+		defer detachErr()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go drainResize(ctx, o.Resize)
+	withStdin := o.Stdin != nil && c.stdinW != nil
+	if withStdin {
+		c.mu.Lock()
+		first := !c.attached
+		c.attached = true
+		c.mu.Unlock()
+		if c.spec.StdinOnce && first {
+			defer c.closeStdin()
+		}
+		go func() {
+			if c.spec.TTY {
+				lineDiscipline(o.Stdin, nopWriteCloser{c.stdinW}, out, c.p.interrupt)
+			} else {
+				var in io.Reader = o.Stdin
+				if c.readsCommands {
+					in = &lineLimiter{r: o.Stdin, max: maxCommandLine}
+				}
+				_, _ = io.Copy(c.stdinW, in)
+			}
+			if c.spec.StdinOnce {
+				cancel()
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+	case <-c.done:
+	}
+	return nil
 }
+
+// nopWriteCloser keeps a container's stdin open when one client's input
+// ends.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 type syncWriter struct {
 	mu sync.Mutex

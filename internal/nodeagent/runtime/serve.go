@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -36,20 +37,24 @@ var discardLog = log.New(io.Discard, "", 0)
 // listen binds the ports on the pod's IP and serves them in the style's
 // manner. A port that cannot be bound fails the program, with the
 // program's own wording.
-func (p *process) listen(sh *shell, style string, ports []int32, text string) (*servers, error) {
+func (p *process) listen(out io.Writer, style string, specs []listenSpec, text string) (*servers, error) {
 	srv := &servers{}
-	for _, port := range ports {
+	for _, ls := range specs {
+		port := ls.port
 		ln, err := net.Listen("tcp", net.JoinHostPort(p.spec.IP, strconv.Itoa(int(port))))
 		if err != nil {
 			srv.close()
 			return nil, p.bindError(style, port, err)
+		}
+		if ls.tls != nil {
+			ln = tls.NewListener(ln, ls.tls)
 		}
 		if style == "tcp" {
 			srv.closers = append(srv.closers, ln)
 			go serveTCP(ln)
 			continue
 		}
-		hs := &http.Server{Handler: p.handler(sh.stdout, style, text, port), ReadHeaderTimeout: 10 * time.Second, ErrorLog: discardLog}
+		hs := &http.Server{Handler: p.handler(out, style, text, port), ReadHeaderTimeout: 10 * time.Second, ErrorLog: discardLog}
 		srv.closers = append(srv.closers, hs)
 		go func() { _ = hs.Serve(ln) }()
 	}

@@ -1,412 +1,622 @@
 package runtime
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	iofs "io/fs"
+	"os"
+	"path"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// exitError ends a process (exit N, or a program's end).
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+// The simulated /bin/sh is mvdan.cc/sh's interpreter (bash syntax, as
+// busybox's ash and bash accept it) with every command that is not a
+// shell builtin running as one of minik's utilities (utils.go) or a
+// program of the rules, and every file it opens, stats or globs being in
+// the container's simulated file system (fs.go). Nothing touches the
+// host: no host executable runs, no host file is read or written.
 
 // errKilled ends a process killed by SIGKILL.
 var errKilled = errors.New("killed")
 
-// loopControl is break or continue.
-type loopControl struct {
-	brk bool
-	n   int
+// shell is one simulated shell process: the state minik keeps beside the
+// interpreter's (the TERM trap, which mvdan.cc/sh does not implement).
+type shell struct {
+	p *process
+	// pid1 tells that the shell is the container's main process, the one
+	// SIGTERM reaches.
+	pid1 bool
+
+	mu       sync.Mutex
+	termTrap string // the TERM trap's action; "" is none
+	execNext bool   // the next exec replaces the shell (the exec builtin)
+	calls    int
+	forks    atomic.Int32 // fork slots held (guard.go)
 }
 
-func (l loopControl) Error() string { return "loop control" }
-
-// shell is one simulated shell (or the process a container's argv runs):
-// variables, positional arguments, traps and standard streams.
-type shell struct {
+// call is one command the interpreter hands to minik: its arguments,
+// standard streams, environment and working directory.
+type call struct {
+	ctx    context.Context
+	sh     *shell
 	p      *process
-	vars   map[string]string
-	args   []string // $0, $1, ...
-	status int
-	traps  map[string]string
-	stdin  []byte
+	args   []string
+	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	depth  int
-
-	errexit bool // set -e
-	xtrace  bool // set -x
-	inCond  int  // evaluating an if/while condition: set -e does not apply
+	env    expand.Environ
+	dir    string
+	// hc is the interpreter's context of an exec, through which the TERM
+	// trap runs in the shell; the zero value outside an exec.
+	hc     interp.HandlerContext
+	inExec bool
+	// pid1 tells that the command is the container's main process.
+	pid1 bool
+	// tty tells that the streams are a terminal: sh prompts.
+	tty bool
 }
 
-func (p *process) newShell(env map[string]string) *shell {
-	vars := make(map[string]string, len(env))
-	for k, v := range env {
-		vars[k] = v
+// getenv returns a variable of the call's environment.
+func (c *call) getenv(name string) string { return c.env.Get(name).String() }
+
+// abs makes a path absolute against the working directory.
+func (c *call) abs(p string) string {
+	if !path.IsAbs(p) {
+		p = path.Join(c.dir, p)
 	}
-	return &shell{p: p, vars: vars, traps: map[string]string{}, stdout: p.stdout, stderr: p.stderr, args: []string{"sh"}}
+	return path.Clean(p)
 }
 
-// sub returns a copy of the shell for a subshell or command substitution.
-func (sh *shell) sub() *shell {
-	c := *sh
-	c.vars = make(map[string]string, len(sh.vars))
-	for k, v := range sh.vars {
-		c.vars[k] = v
+// environ lists the exported variables as NAME=value, in the
+// environment's order.
+func (c *call) environ() []string {
+	var out []string
+	for name, vr := range c.env.Each {
+		if vr.Exported && vr.IsSet() {
+			out = append(out, name+"="+vr.String())
+		}
 	}
-	c.traps = map[string]string{}
-	c.depth++
-	return &c
+	return out
 }
 
-// runScript runs a script and returns its exit status (or errKilled).
-func (sh *shell) runScript(src string) (int, error) {
-	l, err := parseScript(src)
-	if err != nil {
-		fmt.Fprintf(sh.stderr, "sh: %v\n", err)
+// shellOptions are what sh's command line asks for.
+type shellOptions struct {
+	name     string // $0
+	script   string
+	hasCmd   bool
+	fromFile bool
+	params   []string // $1...
+	flags    []string // -e, -x, ...
+}
+
+// parseShellArgs reads sh [-ex] [-o opt] [-c script [name [args...]]] |
+// sh file [args...] | sh.
+func parseShellArgs(argv []string) (shellOptions, string) {
+	o := shellOptions{name: argv[0]}
+	args := argv[1:]
+	for len(args) > 0 && len(args[0]) > 1 && (args[0][0] == '-' || args[0][0] == '+') && args[0] != "--" {
+		opt := args[0]
+		args = args[1:]
+		if opt[1:] == "o" && len(args) > 0 {
+			o.flags = append(o.flags, opt, args[0])
+			args = args[1:]
+			continue
+		}
+		for _, f := range opt[1:] {
+			switch f {
+			case 'c':
+				o.hasCmd = true
+			case 'i', 's', 'l':
+			default:
+				o.flags = append(o.flags, string(opt[0])+string(f))
+			}
+		}
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	switch {
+	case o.hasCmd:
+		if len(args) == 0 {
+			return o, fmt.Sprintf("%s: -c requires an argument", baseName(argv[0]))
+		}
+		o.script = args[0]
+		if len(args) > 1 {
+			o.name, o.params = args[1], args[2:]
+		}
+	case len(args) > 0:
+		o.fromFile, o.name, o.params = true, args[0], args[1:]
+	}
+	return o, ""
+}
+
+// runShell runs a shell's argv with the call's streams and environment;
+// a call that is PID 1 makes it the shell SIGTERM reaches. Its error is a
+// kill or a failure of the interpreter itself, never the script's exit
+// status.
+func (p *process) runShell(c *call, argv []string) (int, error) {
+	o, bad := parseShellArgs(argv)
+	if bad != "" {
+		fmt.Fprintln(c.stderr, bad)
 		return 2, nil
 	}
-	err = sh.runList(l)
-	var ee exitError
-	switch {
-	case errors.As(err, &ee):
-		return ee.code, nil
-	case err == nil:
-		return sh.status, nil
-	case errors.As(err, new(loopControl)):
-		return sh.status, nil
+	sh := &shell{p: p, pid1: c.pid1}
+	if o.fromFile {
+		data, err := p.fs.read(c.abs(o.name))
+		if err != nil {
+			fmt.Fprintf(c.stderr, "%s: can't open '%s': %v\n", baseName(argv[0]), o.name, err)
+			return 2, nil
+		}
+		o.script = string(data)
+	}
+	r, err := sh.newRunner(c, o)
+	if err != nil {
+		return 0, err
+	}
+	defer sh.releaseForks(c.ctx)
+	if !o.hasCmd && !o.fromFile {
+		return sh.readCommands(c, r, baseName(argv[0]))
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(o.script), o.name)
+	if err == nil {
+		err = refuseUnsupported(file)
+	}
+	if err == nil {
+		guardForks(file)
+		guardMemory(file)
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "%s: %v\n", baseName(argv[0]), parseErrorText(err))
+		return 2, nil
+	}
+	return exitCode(r.Run(c.ctx, file))
+}
+
+// readCommands runs the commands a shell without a script reads from
+// its standard input, one line at a time as they arrive: the shell of
+// `kubectl exec -i` and of an interactive container. With a terminal it
+// prompts as busybox's sh does ("/ # "), or as bash does. Without stdin
+// it exits at once, as `docker run busybox` does.
+func (sh *shell) readCommands(c *call, r *interp.Runner, name string) (int, error) {
+	if c.stdin == nil {
+		return 0, nil
+	}
+	tty := c.tty
+	prompt := func(ps string) {
+		if tty {
+			if ps == "" {
+				// busybox's PS1 is '\w # ' for root, bash's in Debian
+				// images '\u@\h:\w# '.
+				ps = r.Dir + " # "
+				if name == "bash" {
+					ps = "root@" + sh.p.spec.Hostname + ":" + r.Dir + "# "
+				}
+			}
+			_, _ = io.WriteString(c.stdout, ps)
+		}
+	}
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	// Waiting for input is the process's first wait.
+	sh.p.signalStarted()
+	prompt("")
+	code := 0
+	for stmts, err := range parser.InteractiveSeq(c.stdin) {
+		if err != nil {
+			fmt.Fprintf(c.stderr, "sh: %v\n", parseErrorText(err))
+			code = 2
+			if !tty {
+				return code, nil
+			}
+			prompt("")
+			continue
+		}
+		if parser.Incomplete() {
+			prompt("> ")
+			continue
+		}
+		for _, st := range stmts {
+			if err := refuseUnsupported(st); err != nil {
+				fmt.Fprintf(c.stderr, "sh: %v\n", err)
+				code = 2
+				continue
+			}
+			guardForks(st)
+			guardMemory(st)
+			var runErr error
+			code, runErr = exitCode(r.Run(c.ctx, st))
+			if runErr != nil {
+				return code, runErr
+			}
+			if r.Exited() {
+				return code, nil
+			}
+		}
+		prompt("")
+	}
+	if err := c.ctx.Err(); err != nil {
+		return 0, errKilled
+	}
+	return code, nil
+}
+
+// exitCode turns the interpreter's result into an exit status, or the
+// error of a kill.
+func exitCode(err error) (int, error) {
+	if err == nil {
+		return 0, nil
+	}
+	if st, ok := interp.IsExitStatus(err); ok {
+		return int(st), nil
+	}
+	if errors.Is(err, errKilled) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return 0, errKilled
 	}
 	return 0, err
 }
 
-func (sh *shell) runList(l *list) error {
-	for _, ao := range l.items {
-		if err := sh.runAndOr(ao); err != nil {
-			return err
+// parseErrorText words a parse error as busybox's sh does, without the
+// interpreter's file:line:col prefix when the error is on line 1.
+func parseErrorText(err error) string {
+	var pe syntax.ParseError
+	if errors.As(err, &pe) {
+		if pe.Pos.Line() <= 1 {
+			return "syntax error: " + pe.Text
 		}
-		if sh.errexit && sh.inCond == 0 && sh.status != 0 && len(ao.ops) == 0 && !ao.first.negate {
-			return exitError{sh.status}
-		}
+		return fmt.Sprintf("line %d: syntax error: %s", pe.Pos.Line(), pe.Text)
 	}
-	return nil
+	return err.Error()
 }
 
-// runCond runs an if or while condition, where set -e does not apply.
-func (sh *shell) runCond(l *list) error {
-	sh.inCond++
-	defer func() { sh.inCond-- }()
-	return sh.runList(l)
-}
-
-func (sh *shell) runAndOr(ao *andOr) error {
-	if err := sh.runPipeline(ao.first); err != nil {
-		return err
-	}
-	for i, op := range ao.ops {
-		if (op == "&&") != (sh.status == 0) {
-			continue
+// refuseUnsupported refuses process substitution, which would need FIFOs
+// on the host (busybox's ash has none either).
+func refuseUnsupported(n syntax.Node) error {
+	var err error
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if ps, ok := n.(*syntax.ProcSubst); ok && err == nil {
+			err = fmt.Errorf("line %d: syntax error: unexpected \"(\"", ps.Pos().Line())
 		}
-		if err := sh.runPipeline(ao.rest[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runPipeline runs the commands of a pipeline one after the other, each
-// one's output being the next one's input.
-func (sh *shell) runPipeline(pl *pipeline) error {
-	if len(pl.cmds) == 1 {
-		if err := sh.runCommand(pl.cmds[0]); err != nil {
-			return err
-		}
-	} else {
-		var in []byte = sh.stdin
-		for i, c := range pl.cmds {
-			s := sh.sub()
-			s.depth = sh.depth
-			s.stdin = in
-			var buf bytes.Buffer
-			if i < len(pl.cmds)-1 {
-				s.stdout = &buf
-			}
-			err := s.runCommand(c)
-			var ee exitError
-			if errors.As(err, &ee) {
-				s.status, err = ee.code, nil
-			}
-			if err != nil {
-				return err
-			}
-			sh.status = s.status
-			in = buf.Bytes()
-		}
-	}
-	if pl.negate {
-		if sh.status == 0 {
-			sh.status = 1
-		} else {
-			sh.status = 0
-		}
-	}
-	return nil
-}
-
-func (sh *shell) runCommand(c command) error {
-	if err := sh.p.checkSignals(sh); err != nil {
-		return err
-	}
-	switch c := c.(type) {
-	case *simpleCmd:
-		return sh.runSimple(c)
-	case *loopCmd:
-		return sh.withRedirects(c.redirs, func(s *shell) error { return s.runLoop(c) })
-	case *forCmd:
-		return sh.withRedirects(c.redirs, func(s *shell) error { return s.runFor(c) })
-	case *ifCmd:
-		return sh.withRedirects(c.redirs, func(s *shell) error { return s.runIf(c) })
-	case *groupCmd:
-		return sh.withRedirects(c.redirs, func(s *shell) error {
-			if !c.subshell {
-				return s.runList(c.body)
-			}
-			sub := s.sub()
-			err := sub.runList(c.body)
-			var ee exitError
-			if errors.As(err, &ee) {
-				sub.status, err = ee.code, nil
-			}
-			s.status = sub.status
-			return err
-		})
-	}
-	return fmt.Errorf("unknown command %T", c)
-}
-
-func (sh *shell) runLoop(c *loopCmd) error {
-	sh.status = 0
-	last := 0
-	for {
-		if err := sh.runCond(c.cond); err != nil {
-			return err
-		}
-		if (sh.status == 0) == c.until {
-			sh.status = last
-			return nil
-		}
-		err := sh.runList(c.body)
-		last = sh.status
-		var lc loopControl
-		if errors.As(err, &lc) {
-			if lc.n > 1 {
-				return loopControl{brk: lc.brk, n: lc.n - 1}
-			}
-			if lc.brk {
-				return nil
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		// A loop that neither waits nor prints would spin: yield to the
-		// scheduler and to signals.
-		if err := sh.p.checkSignals(sh); err != nil {
-			return err
-		}
-	}
-}
-
-func (sh *shell) runFor(c *forCmd) error {
-	var items []string
-	if c.hasIn {
-		var err error
-		if items, err = sh.expandWords(c.words); err != nil {
-			return err
-		}
-	} else {
-		items = sh.args[1:]
-	}
-	sh.status = 0
-	for _, it := range items {
-		sh.vars[c.name] = it
-		err := sh.runList(c.body)
-		var lc loopControl
-		if errors.As(err, &lc) {
-			if lc.n > 1 {
-				return loopControl{brk: lc.brk, n: lc.n - 1}
-			}
-			if lc.brk {
-				return nil
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (sh *shell) runIf(c *ifCmd) error {
-	for i, cond := range c.conds {
-		if err := sh.runCond(cond); err != nil {
-			return err
-		}
-		if sh.status == 0 {
-			return sh.runList(c.bodies[i])
-		}
-	}
-	if c.orElse != nil {
-		return sh.runList(c.orElse)
-	}
-	sh.status = 0
-	return nil
-}
-
-func (sh *shell) runSimple(c *simpleCmd) error {
-	words, err := sh.expandWords(c.words)
-	if err != nil {
-		return sh.expansionFailed(err)
-	}
-	values := make([]string, len(c.assigns))
-	for i, a := range c.assigns {
-		_, raw, _ := strings.Cut(a, "=")
-		v, err := sh.expandString(raw)
-		if err != nil {
-			return sh.expansionFailed(err)
-		}
-		values[i] = v
-	}
-	if len(words) == 0 {
-		for i, a := range c.assigns {
-			name, _, _ := strings.Cut(a, "=")
-			sh.vars[name] = values[i]
-		}
-		return sh.withRedirects(c.redirs, func(*shell) error { return nil })
-	}
-	// Assignments before a command apply to it alone.
-	saved := map[string]*string{}
-	for i, a := range c.assigns {
-		name, _, _ := strings.Cut(a, "=")
-		if old, ok := sh.vars[name]; ok {
-			saved[name] = &old
-		} else {
-			saved[name] = nil
-		}
-		sh.vars[name] = values[i]
-	}
-	defer func() {
-		for name, old := range saved {
-			if old == nil {
-				delete(sh.vars, name)
-			} else {
-				sh.vars[name] = *old
-			}
-		}
-	}()
-	if sh.xtrace {
-		fmt.Fprintf(sh.stderr, "+ %s\n", strings.Join(words, " "))
-	}
-	return sh.withRedirects(c.redirs, func(s *shell) error {
-		code, err := s.exec(words, false)
-		if err != nil {
-			return err
-		}
-		s.status = code
-		sh.status = code
-		return nil
+		return err == nil
 	})
-}
-
-func (sh *shell) expansionFailed(err error) error {
-	if errors.Is(err, errKilled) || errors.As(err, new(exitError)) {
-		return err
-	}
-	fmt.Fprintf(sh.stderr, "sh: %v\n", err)
-	sh.status = 1
-	return nil
-}
-
-// withRedirects runs fn with the standard streams redirected.
-func (sh *shell) withRedirects(rs []redirect, fn func(*shell) error) error {
-	if len(rs) == 0 {
-		return fn(sh)
-	}
-	s := *sh
-	var files []*fileWriter
-	for _, r := range rs {
-		target, err := sh.expandString(r.target)
-		if err != nil {
-			return sh.expansionFailed(err)
-		}
-		switch r.op {
-		case "<":
-			data, err := sh.p.fs.read(target)
-			if err != nil {
-				fmt.Fprintf(sh.stderr, "sh: can't open %s: %v\n", target, err)
-				sh.status = 1
-				return nil
-			}
-			s.stdin = data
-			continue
-		case ">&":
-			var w io.Writer
-			switch target {
-			case "1":
-				w = s.stdout
-			case "2":
-				w = s.stderr
-			case "-":
-				w = io.Discard
-			default:
-				fmt.Fprintf(sh.stderr, "sh: %s: bad file descriptor\n", target)
-				sh.status = 1
-				return nil
-			}
-			s.setFD(r.fd, w)
-			continue
-		}
-		var w io.Writer
-		switch target {
-		case "/dev/null":
-			w = io.Discard
-		case "/dev/stdout":
-			w = sh.stdout
-		case "/dev/stderr":
-			w = sh.stderr
-		default:
-			fw := &fileWriter{fs: sh.p.fs, path: target}
-			if r.op == ">" {
-				if err := sh.p.fs.write(target, nil, false); err != nil {
-					fmt.Fprintf(sh.stderr, "sh: can't create %s: %v\n", target, err)
-					sh.status = 1
-					return nil
-				}
-			}
-			files = append(files, fw)
-			w = fw
-		}
-		s.setFD(r.fd, w)
-	}
-	err := fn(&s)
-	sh.status = s.status
 	return err
 }
 
-func (sh *shell) setFD(fd int, w io.Writer) {
-	switch fd {
-	case 1:
-		sh.stdout = w
-	case 2:
-		sh.stderr = w
+// newRunner builds the interpreter of a shell.
+func (sh *shell) newRunner(c *call, o shellOptions) (*interp.Runner, error) {
+	pairs := c.environ()
+	pairs = append(pairs, "UID=0", "EUID=0", "GID=0")
+	var stdin io.Reader
+	if c.stdin != nil {
+		stdin = c.stdin
 	}
+	opts := []interp.RunnerOption{
+		interp.Env(expand.ListEnviron(pairs...)),
+		interp.StdIO(stdin, c.stdout, traceFilter{c.stderr}),
+		interp.CallHandler(sh.onCall),
+		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc { return sh.onExec }),
+		interp.OpenHandler(sh.open),
+		interp.StatHandler(sh.stat),
+		interp.ReadDirHandler2(sh.readDir),
+		interp.AccessHandler(sh.access),
+	}
+	if len(o.flags) > 0 || len(o.params) > 0 {
+		opts = append(opts, interp.Params(append(append(o.flags, "--"), o.params...)...))
+	}
+	dir := c.dir
+	if dir == "" {
+		dir = "/"
+	}
+	// The container's working directory, not the host's (interp.Dir
+	// would stat it on the host).
+	opts = append(opts, func(r *interp.Runner) error { r.Dir = dir; return nil })
+	r, err := interp.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("shell %s: %w", o.name, err)
+	}
+	return r, nil
 }
+
+// onCall runs before every simple command: it delivers a pending SIGTERM
+// to the TERM trap, keeps the trap builtin's TERM and INT to minik (the
+// interpreter knows EXIT and ERR only), answers `command -v` from the
+// container's utilities, and lets a loop that neither waits nor prints
+// yield the node's CPU.
+func (sh *shell) onCall(ctx context.Context, args []string) ([]string, error) {
+	sh.mu.Lock()
+	sh.calls++
+	yield := sh.calls%64 == 0
+	sh.execNext = args[0] == "exec" && len(args) > 1
+	sh.mu.Unlock()
+	if yield {
+		if tooDeep() {
+			return nil, errTooDeep
+		}
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	hc := interp.HandlerCtx(ctx)
+	if args[0] == tickMark {
+		return checkMemory(hc)
+	}
+	if guarded, ok, err := sh.guardCall(hc.Dir, hc.Stderr, args); ok || err != nil {
+		return guarded, err
+	}
+	switch args[0] {
+	case "trap":
+		args = sh.trap(args)
+	case "command":
+		if len(args) == 3 && args[1] == "-v" && !interp.IsBuiltin(args[2]) {
+			if sh.p.knows(args[2]) {
+				return []string{"echo", "/bin/" + baseName(args[2])}, nil
+			}
+			return []string{"false"}, nil
+		}
+	}
+	if action, ok := sh.takeTerm(); ok && action != "" {
+		// Run the trap, then the command, in the shell itself.
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			q, err := syntax.Quote(a, syntax.LangBash)
+			if err != nil {
+				q = "''"
+			}
+			quoted[i] = q
+		}
+		return []string{"eval", action + "\n" + strings.Join(quoted, " ")}, nil
+	}
+	return args, nil
+}
+
+// takeTerm takes a pending SIGTERM for this shell, once: it returns the
+// TERM trap's action ("" when there is none, and PID 1 ignores the
+// signal).
+func (sh *shell) takeTerm() (string, bool) {
+	if !sh.pid1 || !sh.p.takeTerm() {
+		return "", false
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.termTrap, true
+}
+
+// onTerm runs the TERM trap in the shell, from an exec (a sleep, a
+// server's wait) that SIGTERM interrupted. Its error is the trap's exit.
+func (sh *shell) onTerm(c *call) error {
+	sh.mu.Lock()
+	action := sh.termTrap
+	sh.mu.Unlock()
+	if action == "" || !c.inExec {
+		return nil
+	}
+	return c.hc.Builtin(c.ctx, []string{"eval", action})
+}
+
+// trap keeps TERM and INT actions; what remains (EXIT, ERR) goes to the
+// interpreter's trap builtin.
+func (sh *shell) trap(args []string) []string {
+	if len(args) < 3 {
+		return args
+	}
+	action := args[1]
+	rest := []string{"trap", action}
+	for _, sig := range args[2:] {
+		switch strings.TrimPrefix(strings.ToUpper(sig), "SIG") {
+		case "TERM", "15":
+			sh.mu.Lock()
+			if action == "-" {
+				action = ""
+			}
+			sh.termTrap = action
+			sh.mu.Unlock()
+		case "EXIT", "0":
+			rest = append(rest, "EXIT")
+		case "ERR":
+			rest = append(rest, "ERR")
+		default:
+			// INT, HUP, QUIT, USR1, ...: no one sends them here.
+		}
+	}
+	if len(rest) == 2 {
+		return []string{":"}
+	}
+	return rest
+}
+
+// maxProcs bounds a container's commands running at once (its
+// background jobs and pipelines), as a pids limit does, so that a script
+// forking in a loop cannot exhaust the node.
+const maxProcs = 1024
+
+// onExec runs a command that is not a shell builtin: one of minik's
+// utilities, a program of the rules, or "not found".
+func (sh *shell) onExec(ctx context.Context, args []string) error {
+	if args[0] == statusMark && len(args) == 2 {
+		n, _ := strconv.Atoi(args[1])
+		if n == 0 {
+			return nil
+		}
+		return interp.ExitStatus(uint8(n))
+	}
+	hc := interp.HandlerCtx(ctx)
+	sh.mu.Lock()
+	execing := sh.execNext
+	sh.execNext = false
+	sh.mu.Unlock()
+	c := &call{ctx: ctx, sh: sh, p: sh.p, args: args, stdin: hc.Stdin, stdout: hc.Stdout, stderr: hc.Stderr, tty: false,
+		env: hc.Env, dir: hc.Dir, hc: hc, inExec: true, pid1: sh.pid1 && execing}
+	if f, ok := hc.Stdin.(*os.File); !ok || f == nil {
+		c.stdin = nil
+	}
+	if n := sh.p.procs.Add(1); n > maxProcs {
+		sh.p.procs.Add(-1)
+		fmt.Fprintf(hc.Stderr, "sh: can't fork: Resource temporarily unavailable\n")
+		return interp.ExitStatus(2)
+	}
+	defer sh.p.procs.Add(-1)
+	if sh.p.tty {
+		fgCtx, done := sh.p.foreground(ctx)
+		defer done()
+		c.ctx = fgCtx
+	}
+	code, err := sh.p.dispatch(c, args, execing)
+	if err != nil {
+		if errors.Is(context.Cause(c.ctx), errInterrupted) && ctx.Err() == nil {
+			return interp.ExitStatus(130) // killed by SIGINT
+		}
+		return err
+	}
+	if code != 0 {
+		return interp.ExitStatus(uint8(code))
+	}
+	return nil
+}
+
+// dispatch runs argv: a utility, a program of the rules, or "not found".
+// execing is true for the exec builtin and a container's own argv: the
+// program then replaces the shell and receives its signals.
+func (p *process) dispatch(c *call, argv []string, execing bool) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, errKilled
+	}
+	name := argv[0]
+	if u, ok := utilities[name]; ok {
+		return u(c, argv)
+	}
+	if prog := p.rules.program(name); prog != nil {
+		return p.runProgram(c, prog, argv, execing)
+	}
+	if interp.IsBuiltin(name) {
+		// A shell builtin as a container's command, an exec, or through
+		// exec or env (printf, test): a shell runs it.
+		return p.runShell(c, append([]string{"sh", "-c", `"$@"`, "sh"}, argv...))
+	}
+	if strings.Contains(name, "/") {
+		if u, ok := utilities[baseName(name)]; ok {
+			return u(c, argv)
+		}
+	}
+	fmt.Fprintf(c.stderr, "sh: %s: not found\n", name)
+	return 127, nil
+}
+
+// knows tells whether an executable exists in the container.
+func (p *process) knows(name string) bool {
+	_, ok := utilities[baseName(name)]
+	return ok || interp.IsBuiltin(name) || p.rules.program(name) != nil
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndex(p, "/"); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// The interpreter's file handlers: the container's file system.
+
+func (sh *shell) open(ctx context.Context, name string, flag int, _ os.FileMode) (io.ReadWriteCloser, error) {
+	hc := interp.HandlerCtx(ctx)
+	if !path.IsAbs(name) {
+		name = path.Join(hc.Dir, name)
+	}
+	name = path.Clean(name)
+	switch name {
+	case "/dev/null":
+		return nopRWC{w: io.Discard}, nil
+	case "/dev/stdout":
+		return nopRWC{w: hc.Stdout}, nil
+	case "/dev/stderr":
+		return nopRWC{w: hc.Stderr}, nil
+	}
+	fs := sh.p.fs
+	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		data, err := fs.read(name)
+		if err != nil {
+			return nil, &os.PathError{Op: "sh: can't open", Path: name, Err: err}
+		}
+		return nopRWC{r: strings.NewReader(string(data))}, nil
+	}
+	if flag&os.O_TRUNC != 0 {
+		if err := fs.write(name, nil, false); err != nil {
+			return nil, &os.PathError{Op: "sh: can't create", Path: name, Err: err}
+		}
+	} else if err := fs.write(name, nil, true); err != nil {
+		return nil, &os.PathError{Op: "sh: can't create", Path: name, Err: err}
+	}
+	return nopRWC{w: &fileWriter{fs: fs, path: name}}, nil
+}
+
+func (sh *shell) stat(_ context.Context, name string, _ bool) (iofs.FileInfo, error) {
+	fi, err := sh.p.fs.statInfo(name)
+	if err != nil {
+		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return fi, nil
+}
+
+func (sh *shell) readDir(_ context.Context, name string) ([]iofs.DirEntry, error) {
+	names, err := sh.p.fs.list(name)
+	if err != nil {
+		return nil, &os.PathError{Op: "readdir", Path: name, Err: err}
+	}
+	out := make([]iofs.DirEntry, 0, len(names))
+	for _, n := range names {
+		if n == dirMarker {
+			continue
+		}
+		fi, err := sh.p.fs.statInfo(path.Join(name, n))
+		if err != nil {
+			continue
+		}
+		out = append(out, iofs.FileInfoToDirEntry(fi))
+	}
+	return out, nil
+}
+
+func (sh *shell) access(_ context.Context, name string, mode interp.AccessMode) error {
+	if _, err := sh.p.fs.statInfo(name); err != nil {
+		return &os.PathError{Op: "access", Path: name, Err: err}
+	}
+	if mode&interp.AccessWrite != 0 && sh.p.fs.readOnly(name) {
+		return &os.PathError{Op: "access", Path: name, Err: errReadOnly}
+	}
+	return nil
+}
+
+// nopRWC is a reader or writer the interpreter can close.
+type nopRWC struct {
+	r io.Reader
+	w io.Writer
+}
+
+func (n nopRWC) Read(b []byte) (int, error) {
+	if n.r == nil {
+		return 0, io.EOF
+	}
+	return n.r.Read(b)
+}
+
+func (n nopRWC) Write(b []byte) (int, error) {
+	if n.w == nil {
+		return 0, os.ErrInvalid
+	}
+	return n.w.Write(b)
+}
+
+func (nopRWC) Close() error { return nil }
 
 // fileWriter appends what is written to a file of the container.
 type fileWriter struct {
@@ -419,347 +629,4 @@ func (f *fileWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
-}
-
-// exec runs a command: a builtin, a program of the rules, or "not found".
-// execing is true for the exec builtin and a container's own argv: the
-// program then replaces the shell and receives its signals.
-func (sh *shell) exec(argv []string, execing bool) (int, error) {
-	name := argv[0]
-	if b, ok := builtins[name]; ok {
-		return b(sh, argv)
-	}
-	if prog := sh.p.rules.program(name); prog != nil {
-		return sh.p.runProgram(sh, prog, argv, execing)
-	}
-	if strings.Contains(name, "/") {
-		if b, ok := builtins[baseName(name)]; ok {
-			return b(sh, argv)
-		}
-	}
-	fmt.Fprintf(sh.stderr, "sh: %s: not found\n", name)
-	return 127, nil
-}
-
-func baseName(p string) string {
-	if i := strings.LastIndex(p, "/"); i >= 0 {
-		return p[i+1:]
-	}
-	return p
-}
-
-// Expansion.
-
-// expandWords expands raw words into fields: parameter, command and
-// arithmetic expansion, then field splitting of unquoted results.
-func (sh *shell) expandWords(raws []string) ([]string, error) {
-	var out []string
-	for _, raw := range raws {
-		fields, err := sh.expand(raw, true)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, fields...)
-	}
-	return out, nil
-}
-
-// expandString expands a raw word into one string (no field splitting).
-func (sh *shell) expandString(raw string) (string, error) {
-	fields, err := sh.expand(raw, false)
-	if err != nil {
-		return "", err
-	}
-	return strings.Join(fields, " "), nil
-}
-
-type expander struct {
-	fields  []string
-	cur     strings.Builder
-	started bool // cur is a field even if empty (quotes seen)
-	split   bool
-}
-
-func (e *expander) lit(s string) {
-	e.cur.WriteString(s)
-	e.started = true
-}
-
-// unquoted adds the result of an unquoted expansion, split on blanks.
-func (e *expander) unquoted(s string) {
-	if !e.split {
-		e.cur.WriteString(s)
-		if s != "" {
-			e.started = true
-		}
-		return
-	}
-	parts := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
-	if len(parts) == 0 {
-		if s != "" && (e.started || e.cur.Len() > 0) {
-			e.end()
-		}
-		return
-	}
-	if s[0] == ' ' || s[0] == '\t' || s[0] == '\n' {
-		e.end()
-	}
-	for i, p := range parts {
-		if i > 0 {
-			e.end()
-		}
-		e.cur.WriteString(p)
-		e.started = true
-	}
-	if last := s[len(s)-1]; last == ' ' || last == '\t' || last == '\n' {
-		e.end()
-	}
-}
-
-func (e *expander) end() {
-	if e.started || e.cur.Len() > 0 {
-		e.fields = append(e.fields, e.cur.String())
-	}
-	e.cur.Reset()
-	e.started = false
-}
-
-func (sh *shell) expand(raw string, split bool) ([]string, error) {
-	e := &expander{split: split}
-	i := 0
-	for i < len(raw) {
-		c := raw[i]
-		switch c {
-		case '\\':
-			if i+1 < len(raw) {
-				e.lit(raw[i+1 : i+2])
-			}
-			i += 2
-		case '\'':
-			j := strings.IndexByte(raw[i+1:], '\'')
-			e.lit(raw[i+1 : i+1+j])
-			i += j + 2
-		case '"':
-			j, _ := scanDouble(raw, i+1)
-			if err := sh.expandDouble(e, raw[i+1:j]); err != nil {
-				return nil, err
-			}
-			e.started = true
-			i = j + 1
-		case '$':
-			n, err := sh.expandDollar(e, raw[i:], false)
-			if err != nil {
-				return nil, err
-			}
-			i += n
-		default:
-			e.lit(string(c))
-			i++
-		}
-	}
-	e.end()
-	if !split && len(e.fields) == 0 {
-		return []string{""}, nil
-	}
-	return e.fields, nil
-}
-
-// expandDouble expands the inside of a double-quoted string.
-func (sh *shell) expandDouble(e *expander, s string) error {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == '\\' && i+1 < len(s) && strings.ContainsRune("$`\"\\\n", rune(s[i+1])):
-			e.lit(s[i+1 : i+2])
-			i += 2
-		case c == '$':
-			n, err := sh.expandDollar(e, s[i:], true)
-			if err != nil {
-				return err
-			}
-			i += n
-		default:
-			e.lit(string(c))
-			i++
-		}
-	}
-	return nil
-}
-
-// expandDollar expands the $-expression at the start of s and returns how
-// many bytes it took.
-func (sh *shell) expandDollar(e *expander, s string, quoted bool) (int, error) {
-	add := func(v string) {
-		if quoted {
-			e.lit(v)
-		} else {
-			e.unquoted(v)
-		}
-	}
-	if len(s) < 2 {
-		e.lit("$")
-		return 1, nil
-	}
-	switch c := s[1]; {
-	case strings.HasPrefix(s, "$(("):
-		end, err := scanDollar(s, 0)
-		if err != nil {
-			return 0, err
-		}
-		n, err := sh.arith(s[3 : end-2])
-		if err != nil {
-			return 0, err
-		}
-		add(strconv.FormatInt(n, 10))
-		return end, nil
-	case c == '(':
-		end, err := scanDollar(s, 0)
-		if err != nil {
-			return 0, err
-		}
-		out, err := sh.substitute(s[2 : end-1])
-		if err != nil {
-			return 0, err
-		}
-		add(strings.TrimRight(out, "\n"))
-		return end, nil
-	case c == '{':
-		end, err := scanDollar(s, 0)
-		if err != nil {
-			return 0, err
-		}
-		v, err := sh.braced(s[2 : end-1])
-		if err != nil {
-			return 0, err
-		}
-		add(v)
-		return end, nil
-	case c == '@' || c == '*':
-		args := sh.args[1:]
-		if quoted && c == '@' {
-			for i, a := range args {
-				if i > 0 {
-					e.end()
-				}
-				e.lit(a)
-			}
-			if len(args) == 0 {
-				// "$@" with no arguments is no field at all.
-				e.started = false
-			}
-			return 2, nil
-		}
-		add(strings.Join(args, " "))
-		return 2, nil
-	case c == '?' || c == '$' || c == '#' || c == '!' || c == '-' || c >= '0' && c <= '9':
-		add(sh.param(string(c)))
-		return 2, nil
-	case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-		j := 1
-		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
-			j++
-		}
-		add(sh.param(s[1:j]))
-		return j, nil
-	}
-	e.lit("$")
-	return 1, nil
-}
-
-// param is the value of a parameter.
-func (sh *shell) param(name string) string {
-	switch name {
-	case "?":
-		return strconv.Itoa(sh.status)
-	case "$":
-		return "1"
-	case "!":
-		return ""
-	case "-":
-		return ""
-	case "#":
-		return strconv.Itoa(len(sh.args) - 1)
-	}
-	if n, err := strconv.Atoi(name); err == nil {
-		if n < len(sh.args) {
-			return sh.args[n]
-		}
-		return ""
-	}
-	return sh.vars[name]
-}
-
-// braced expands the inside of ${...}.
-func (sh *shell) braced(s string) (string, error) {
-	if strings.HasPrefix(s, "#") && len(s) > 1 {
-		return strconv.Itoa(len(sh.param(s[1:]))), nil
-	}
-	j := 0
-	for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9' || j == 0 && strings.ContainsRune("?$#@*", rune(s[j]))) {
-		j++
-	}
-	name, op := s[:j], s[j:]
-	if name == "" {
-		return "", fmt.Errorf("${%s}: bad substitution", s)
-	}
-	v, set := sh.vars[name]
-	if !isName(name) {
-		v, set = sh.param(name), true
-	}
-	for _, o := range []string{":-", ":=", ":+", "-", "=", "+"} {
-		rest, ok := strings.CutPrefix(op, o)
-		if !ok {
-			continue
-		}
-		word, err := sh.expandString(rest)
-		if err != nil {
-			return "", err
-		}
-		unset := !set || strings.HasPrefix(o, ":") && v == ""
-		switch strings.TrimPrefix(o, ":") {
-		case "-":
-			if unset {
-				return word, nil
-			}
-		case "=":
-			if unset {
-				sh.vars[name] = word
-				return word, nil
-			}
-		case "+":
-			if unset {
-				return "", nil
-			}
-			return word, nil
-		}
-		return v, nil
-	}
-	if op != "" {
-		return "", fmt.Errorf("${%s}: bad substitution", s)
-	}
-	return v, nil
-}
-
-// substitute runs $(...) and returns its output.
-func (sh *shell) substitute(src string) (string, error) {
-	sub := sh.sub()
-	var buf bytes.Buffer
-	sub.stdout = &buf
-	code, err := sub.runScript(src)
-	if err != nil {
-		return "", err
-	}
-	sh.status = code
-	return buf.String(), nil
-}
-
-// environ lists the variables as NAME=value, sorted.
-func (sh *shell) environ() []string {
-	out := make([]string, 0, len(sh.vars))
-	for k, v := range sh.vars {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
 }

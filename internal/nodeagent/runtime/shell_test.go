@@ -1,8 +1,11 @@
 package runtime
 
 import (
+	"os"
+	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestShell runs scripts through the simulated shell: what they print
@@ -31,12 +34,22 @@ func TestShell(t *testing.T) {
 		{"set -e stops at a failure", `set -e; echo a; false; echo b`, nil, "a", 1},
 		{"set -e spares conditions", `set -e; if false; then echo x; fi; while false; do :; done; echo ok`, nil, "ok", 0},
 		{"set -x traces", `set -x; echo traced`, nil, "+ echo traced traced", 0},
+		{"set -x traces what the script runs, nothing else", `set -x; x=1; for i in 1; do true; done; y=2`, nil, "+ x=1 + for i in 1 + true + y=2", 0},
 		{"an unknown command is 127", `nope; echo $?`, nil, "sh: nope: not found 127", 0},
-		{"unsupported syntax is refused", `f() { echo x; }; f`, nil, "sh: shell functions are not supported", 2},
+		{"process substitution is refused, as busybox's ash does", `cat <(echo x)`, nil, `sh: line 1: syntax error: unexpected "("`, 2},
+		{"a syntax error is busybox's", `if true; then echo x`, nil, "sh: syntax error: `if` statement must end with `fi`", 2},
 		{"env and printenv", `export A=1; printenv A; env | grep ^A=`, nil, "1 A=1", 0},
 		{"test operators", `[ -z "" ] && [ -n x ] && [ a = a ] && [ a != b ] && [ 2 -lt 3 ] && [ ! -f /x ] && echo all`, nil, "all", 0},
 		{"positional arguments of sh -c", `sh -c 'echo $0 $1 $#' name one`, nil, "name one 1", 0},
 		{"seq and head and tail", `seq 5 | tail -n 2; seq 3 | head -n 1`, nil, "4 5 1", 0},
+		{"processes are bounded as a pids limit bounds them", `s='sh -c "$0" "$0"'; sh -c "$s" "$s"`, nil, "sh: can't fork: Resource temporarily unavailable", 2},
+		{"background jobs are bounded", `i=0; while [ $i -lt 600 ]; do sleep infinity & i=$((i+1)); done 2>&1 | grep -q "can't fork" && echo bounded`, nil, "bounded", 0},
+		{"a pipeline keeps its status", `true | false; echo $?; false | true; echo $?; ! true | false; echo $?`, nil, "1 0 0", 0},
+		{"deep recursion ends the script", `f() { f; }; f; echo never`, nil, "sh: maximum function nesting level exceeded", 2},
+		{"eval'd and sourced code runs", `echo 'echo sourced $1 | cat' > /tmp/s; . /tmp/s; eval 'echo evaluated | cat'`, nil, "sourced evaluated", 0},
+		{"variables are bounded as memory is", `x=y; while true; do x=$x$x; done; echo never`, nil, "sh: out of memory", 2},
+		{"the last status survives the shell's checks", `x=$(false); echo $?; for i in 1; do false; done; echo $?; if y=$(exit 3); then :; else echo $?; fi`, nil, "1 1 3", 0},
+		{"tail counts bytes", `printf abcdef | tail -c +3; echo; printf abcdef | tail -c 2`, nil, "cdef ef", 0},
 		{"exec replaces the shell", `exec sh -c 'exit 7'; echo never`, nil, "", 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,4 +68,41 @@ func TestShell(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestForkBombsAreBounded runs fork bombs: their pipelines and
+// background jobs take at most maxForks goroutines and pipes, until the
+// container is killed.
+func TestForkBombsAreBounded(t *testing.T) {
+	for _, script := range []string{`f() { f | f; }; f`, `f() { f & f; }; f`, `eval 'g() { g | g & }; g'; wait`} {
+		t.Run(script, func(t *testing.T) {
+			rt := New(Config{Speed: 1000})
+			g0, fd0 := goruntime.NumGoroutine(), countFDs(t)
+			c, logs := startOn(t, rt, ContainerSpec{Image: "busybox", Command: []string{"sh", "-c", script}})
+			// The bomb holds every fork slot, or has ended on the
+			// nesting bound.
+			for deadline := time.Now().Add(20 * time.Second); c.p.forks.Load() < maxForks && c.Exit() == nil; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the bomb holds %d forks", c.p.forks.Load())
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if e := c.Exit(); e != nil {
+				t.Logf("ended: %+v, logs %q", e, logs.get())
+			}
+			if g, fds := goruntime.NumGoroutine()-g0, countFDs(t)-fd0; g > 4*maxForks || fds > 2*maxForks+64 {
+				t.Errorf("%d goroutines and %d file descriptors for %d forks", g, fds, maxForks)
+			}
+			c.Kill()
+			waitDone(t, c)
+		})
+	}
+}
+
+func countFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	return len(ents)
 }
