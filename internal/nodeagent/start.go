@@ -311,6 +311,7 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 	rs := runtime.ContainerSpec{
 		Name: spec.Name, Image: spec.Image, Env: env, IP: ip,
 		Hostname: pod.Name, Pod: pod.Namespace + "/" + pod.Name, Node: w.n.name,
+		Stdin: spec.Stdin, StdinOnce: spec.StdinOnce, TTY: spec.TTY,
 	}
 	if pod.Spec.Hostname != "" {
 		rs.Hostname = pod.Spec.Hostname

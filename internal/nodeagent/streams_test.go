@@ -227,6 +227,36 @@ func TestAttach(t *testing.T) {
 			}
 		})
 	}
+	// kubectl run -i: a container with stdin and stdinOnce running sh
+	// waits for input; what the attached client types runs, and the
+	// shell's exit ends the container with its code.
+	t.Run("an interactive container reads the attached stdin", func(t *testing.T) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "interactive"},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{
+				{Name: "sh", Image: "busybox:1.36", Command: []string{"sh"}, Stdin: true, StdinOnce: true},
+			}},
+		}
+		runPod(t, cs, pod, "minik-node-1")
+		waitPod(t, cs, "default", "interactive", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+		u := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("interactive").SubResource("attach").
+			VersionedParams(&corev1.PodAttachOptions{Container: "sh", Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec).URL()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var out syncBuffer
+		err := executor(t, srv.RESTConfig, viaWebSocket, u).StreamWithContext(ctx, remotecommand.StreamOptions{
+			Stdin: strings.NewReader("echo hello from $(hostname)\nexit 4\n"), Stdout: &out, Stderr: &out})
+		if err != nil {
+			t.Fatalf("attach: %v", err)
+		}
+		if !strings.Contains(out.String(), "hello from interactive") {
+			t.Errorf("attached output %q, want the echo's line", out.String())
+		}
+		waitPod(t, cs, "default", "interactive", "Failed with exit code 4", func(p *corev1.Pod) bool {
+			cs := p.Status.ContainerStatuses
+			return len(cs) == 1 && cs[0].State.Terminated != nil && cs[0].State.Terminated.ExitCode == 4
+		})
+	})
 	t.Run("a container the pod does not have is refused", func(t *testing.T) {
 		u := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace("default").Name("attached").SubResource("attach").
 			VersionedParams(&corev1.PodAttachOptions{Container: "missing", Stdout: true}, scheme.ParameterCodec).URL()
