@@ -307,9 +307,7 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 		Name: spec.Name, Image: spec.Image, Env: env, IP: ip,
 		Hostname: pod.Name, Pod: pod.Namespace + "/" + pod.Name, Node: w.n.name,
 	}
-	if pod.Spec.Hostname != "" {
-		rs.Hostname = pod.Spec.Hostname
-	}
+	w.podFiles(pod, ip, &rs)
 	for _, a := range spec.Command {
 		rs.Command = append(rs.Command, expandVars(a, vars))
 	}
