@@ -87,13 +87,14 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 	if err != nil {
 		return component{}, err
 	}
+	log := s.log.With("component", "cluster-dns")
 	var upstream []string
 	if s.cfg.DNSForward != "" {
+		// A host without resolvers still gets cluster DNS.
 		if upstream, err = clusterdns.UpstreamFromResolvConf(s.cfg.DNSForward, s.dnsIP); err != nil {
-			return component{}, fmt.Errorf("--dns-forward: %w", err)
+			log.Warn("names outside the cluster domain will be refused", "err", err)
 		}
 	}
-	log := s.log.With("component", "cluster-dns")
 	return component{name: "cluster-dns", start: func(ctx context.Context) error {
 		cs, err := kubernetes.NewForConfig(admin)
 		if err != nil {
