@@ -1,7 +1,9 @@
 // Package dataplane is minik's network data plane: the Service proxy,
 // which makes every ClusterIP:port (and node port) answer on the host by
-// forwarding TCP connections to ready endpoints, and the Ingress (and
-// Gateway API) controller with its HTTP/HTTPS proxy.
+// forwarding TCP connections to ready endpoints, the LoadBalancer
+// controller giving LoadBalancer Services a loopback address the proxy
+// answers on, and the Ingress (and Gateway API) controller with its
+// HTTP/HTTPS proxy.
 //
 // Like every minik component it is a client of the API server with its own
 // identity: its configuration is built only from watched Services,
