@@ -106,6 +106,13 @@ func TestLoadBalancer(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "the status cleared", func() bool { return ingressIP("web") == "" })
+		for _, reason := range []string{dataplane.ReasonDeletingLoadBalancer, dataplane.ReasonDeletedLoadBalancer} {
+			waitFor(t, reason+" event", func() bool {
+				list, err := e.cs.CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+					"involvedObject.name": "web", "reason": reason}.String()})
+				return err == nil && len(list.Items) == 1
+			})
+		}
 		waitFor(t, "the address refusing connections", func() bool {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
 			if err == nil {
