@@ -22,6 +22,10 @@
 // Answers over UDP are truncated (TC set) to the client's EDNS0 size, or
 // 512 bytes; TCP answers to 64 KiB.
 //
+// CoreDNS's request metrics (coredns_dns_requests_total,
+// coredns_dns_responses_total, coredns_dns_request_duration_seconds) are
+// served at /metrics of Config.MetricsListener.
+//
 // Bounds: an answer is built from at most 512 records; at most 256 TCP
 // connections are served at once (each closes after 8s idle, as RFC 7766
 // suggests), 1024 queries are answered at once (more are REFUSED), 64
@@ -35,7 +39,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -85,6 +91,9 @@ type Config struct {
 	NameserverIP netip.Addr
 	// Listeners are where the server answers; required (see Listen).
 	Listeners *Listeners
+	// MetricsListener, when set, serves CoreDNS's request metrics at
+	// /metrics (Prometheus' text format); it is closed on return.
+	MetricsListener net.Listener
 	// Upstream are host:port addresses queries outside the cluster domain
 	// are forwarded to; empty refuses them (see UpstreamFromResolvConf).
 	Upstream []string
@@ -184,6 +193,9 @@ type Server struct {
 	inFlight chan struct{}
 	forwards chan struct{}
 	ctx      context.Context
+	metrics  *metrics
+	// serverLabel is the metrics' server label, CoreDNS's "dns://:53".
+	serverLabel string
 }
 
 // New validates cfg and fills defaults.
@@ -217,7 +229,9 @@ func New(cfg Config) (*Server, error) {
 		zone:     &zone{origin: origin, ttl: cfg.TTL, nsIP: cfg.NameserverIP},
 		inFlight: make(chan struct{}, maxInFlight),
 		forwards: make(chan struct{}, maxForwards),
+		metrics:  newMetrics(),
 	}
+	s.serverLabel = "dns://:" + strconv.Itoa(int(cfg.Listeners.Addr().Port()))
 	s.zone.serial.Store(uint32(time.Now().Unix()))
 	return s, nil
 }
@@ -234,6 +248,11 @@ func (s *Server) Addr() netip.AddrPort { return s.cfg.Listeners.Addr() }
 // listed yet).
 func (s *Server) Start(ctx context.Context) error {
 	defer s.cfg.Listeners.Close()
+	if ml := s.cfg.MetricsListener; ml != nil {
+		hs := &http.Server{Handler: s.metricsMux(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = hs.Serve(ml) }()
+		defer hs.Close()
+	}
 	rc := rest.CopyConfig(s.cfg.RESTConfig)
 	rc.UserAgent = "minik-cluster-dns"
 	cs, err := kubernetes.NewForConfig(rc)
@@ -371,6 +390,13 @@ func (s *Server) setupInformers(svcInf, sliceInf, podInf cache.SharedIndexInform
 	return nil
 }
 
+// metricsMux serves /metrics.
+func (s *Server) metricsMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", s.metrics.handler())
+	return mux
+}
+
 // ServeDNS answers one query (dns.Handler).
 func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	m := new(dns.Msg)
@@ -381,15 +407,24 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		_ = w.WriteMsg(m.SetRcode(req, dns.RcodeRefused))
 		return
 	}
+	start := time.Now()
 	m.SetReply(req)
 	m.RecursionAvailable = len(s.cfg.Upstream) > 0
+	plugin := ""
 	switch {
 	case req.Opcode != dns.OpcodeQuery:
 		m.SetRcode(req, dns.RcodeNotImplemented)
 	case len(req.Question) != 1:
 		m.SetRcode(req, dns.RcodeFormatError)
 	default:
-		s.answer(req, m)
+		plugin = s.answer(req, m)
+	}
+	if len(req.Question) == 1 {
+		zone := "."
+		if dns.IsSubDomain(s.zone.origin, strings.ToLower(req.Question[0].Name)) {
+			zone = s.zone.origin
+		}
+		defer func() { s.metrics.observe(s.serverLabel, zone, w, req.Question[0], m.Rcode, plugin, time.Since(start)) }()
 	}
 	size := dns.MaxMsgSize
 	if _, udp := w.RemoteAddr().(*net.UDPAddr); udp {
@@ -416,21 +451,26 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	_ = w.WriteMsg(m)
 }
 
-// answer fills m for req's one question.
-func (s *Server) answer(req, m *dns.Msg) {
+// answer fills m for req's one question and returns the CoreDNS plugin
+// that would have written it ("kubernetes", "forward", or "").
+func (s *Server) answer(req, m *dns.Msg) string {
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
 		m.Rcode = dns.RcodeRefused
-		return
+		return ""
 	}
 	if q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR {
 		m.Rcode = dns.RcodeRefused
-		return
+		return ""
 	}
 	a, ok := s.zone.lookup(q)
 	if !ok {
+		if len(s.cfg.Upstream) == 0 {
+			m.Rcode = dns.RcodeRefused
+			return ""
+		}
 		s.forward(req, m)
-		return
+		return "forward"
 	}
 	m.Authoritative = a.authoritative
 	m.Rcode = a.rcode
@@ -438,6 +478,7 @@ func (s *Server) answer(req, m *dns.Msg) {
 	if len(m.Answer) == 0 && dns.IsSubDomain(s.zone.origin, strings.ToLower(q.Name)) {
 		m.Ns = []dns.RR{s.zone.soa()}
 	}
+	return "kubernetes"
 }
 
 // forward asks the upstream resolvers, in order, for a name outside the

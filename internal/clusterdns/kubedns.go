@@ -78,9 +78,9 @@ func Service(ip netip.Addr) *corev1.Service {
 }
 
 // EndpointSlice is the kube-dns Service's slice: one ready endpoint, the
-// address the DNS server answers on, its dns and dns-tcp ports (no
-// metrics port: nothing serves it).
-func EndpointSlice(addr netip.AddrPort, node string) *discoveryv1.EndpointSlice {
+// address the DNS server answers on, its dns and dns-tcp ports, and the
+// metrics port when metricsPort is not zero.
+func EndpointSlice(addr netip.AddrPort, metricsPort int32) *discoveryv1.EndpointSlice {
 	family := discoveryv1.AddressTypeIPv4
 	if addr.Addr().Is6() {
 		family = discoveryv1.AddressTypeIPv6
@@ -91,10 +91,7 @@ func EndpointSlice(addr netip.AddrPort, node string) *discoveryv1.EndpointSlice 
 		Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
 		Hostname:   ptr.To("minikd"),
 	}
-	if node != "" {
-		ep.NodeName = ptr.To(node)
-	}
-	return &discoveryv1.EndpointSlice{
+	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: EndpointSliceName, Namespace: Namespace,
 			Labels: map[string]string{
@@ -110,6 +107,10 @@ func EndpointSlice(addr netip.AddrPort, node string) *discoveryv1.EndpointSlice 
 			{Name: ptr.To("dns-tcp"), Port: ptr.To(port), Protocol: ptr.To(corev1.ProtocolTCP)},
 		},
 	}
+	if metricsPort != 0 {
+		slice.Ports = append(slice.Ports, discoveryv1.EndpointPort{Name: ptr.To("metrics"), Port: ptr.To(metricsPort), Protocol: ptr.To(corev1.ProtocolTCP)})
+	}
+	return slice
 }
 
 // EnsureService creates the kube-dns Service when missing and leaves an
@@ -122,9 +123,10 @@ func EnsureService(ctx context.Context, admin kubernetes.Interface, ip netip.Add
 	return nil
 }
 
-// EnsureEndpointSlice makes the kube-dns slice name addr.
-func EnsureEndpointSlice(ctx context.Context, admin kubernetes.Interface, addr netip.AddrPort) error {
-	want := EndpointSlice(addr, "")
+// EnsureEndpointSlice makes the kube-dns slice name addr (and
+// metricsPort, unless zero).
+func EnsureEndpointSlice(ctx context.Context, admin kubernetes.Interface, addr netip.AddrPort, metricsPort int32) error {
+	want := EndpointSlice(addr, metricsPort)
 	slices := admin.DiscoveryV1().EndpointSlices(Namespace)
 	_, err := slices.Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {

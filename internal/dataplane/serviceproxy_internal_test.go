@@ -15,17 +15,17 @@ import (
 // addresses are served.
 func TestProxyAddresses(t *testing.T) {
 	p := newServiceProxy(nil, nil, netip.MustParseAddr("127.0.0.1"), slog.Default())
-	p.reserve([]netip.AddrPort{netip.MustParseAddrPort("127.96.0.10:53")})
+	p.reserve([]netip.AddrPort{netip.MustParseAddrPort("127.96.0.10:53"), netip.MustParseAddrPort("127.96.0.10:9153")})
 	cases := []struct {
 		name string
 		svc  *corev1.Service
 		want []string
 	}{
-		{"kube-dns keeps 53/TCP for the DNS server, 9153 is proxied", &corev1.Service{Spec: corev1.ServiceSpec{
+		{"kube-dns's ports are left to the DNS server", &corev1.Service{Spec: corev1.ServiceSpec{
 			ClusterIP: "127.96.0.10",
 			Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP},
 				{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}, {Name: "metrics", Port: 9153, Protocol: corev1.ProtocolTCP}},
-		}}, []string{"127.96.0.10:9153"}},
+		}}, []string{}},
 		{"port 53 of another ClusterIP is proxied", &corev1.Service{Spec: corev1.ServiceSpec{
 			ClusterIP: "127.96.0.11", Ports: []corev1.ServicePort{{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}},
 		}}, []string{"127.96.0.11:53"}},

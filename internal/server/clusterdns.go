@@ -58,10 +58,10 @@ func (s *Server) dnsListen() (addr string, fallback, ok bool) {
 	return s.cfg.DNSListen, false, true
 }
 
-// dnsReserved is the Service address the DNS server answers on itself, so
-// the Service proxy leaves it alone: kube-dns's ClusterIP:53, when the DNS
-// server serves there. (Were 53 taken by another program, the proxy could
-// not have it either.)
+// dnsReserved are the Service addresses the DNS server answers on
+// itself, so the Service proxy leaves them alone: kube-dns's ClusterIP:53
+// and :9153 (metrics), when the DNS server serves there. (Were one taken
+// by another program, the proxy could not have it either.)
 func (s *Server) dnsReserved() []netip.AddrPort {
 	addr, _, ok := s.dnsListen()
 	if !ok {
@@ -71,7 +71,7 @@ func (s *Server) dnsReserved() []netip.AddrPort {
 	if err != nil || ap.Addr() != s.dnsIP {
 		return nil
 	}
-	return []netip.AddrPort{ap}
+	return []netip.AddrPort{ap, netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort)}
 }
 
 // clusterDNS is the DNS server with its identity. Its listeners open when
@@ -110,12 +110,26 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 		if got := ln.Addr(); got.Port() != dnsPort {
 			log.Warn("cluster DNS is not on port 53 (taken, or not permitted); pods' resolvers will not reach it", "address", got.String())
 		}
+		// CoreDNS's metrics port, beside DNS on the kube-dns ClusterIP.
+		var metrics net.Listener
+		var metricsPort int32
+		if ln.Addr().Addr() == s.dnsIP {
+			if metrics, err = net.Listen("tcp", netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort).String()); err != nil {
+				log.Warn("no DNS metrics", "err", err)
+				metrics = nil
+			} else {
+				metricsPort = clusterdns.MetricsPort
+			}
+		}
 		srv, err := clusterdns.New(clusterdns.Config{
 			RESTConfig: dnsCfg, Domain: s.cfg.ClusterDomain, NameserverIP: s.dnsIP,
-			Listeners: ln, Upstream: upstream, Logger: log,
+			Listeners: ln, MetricsListener: metrics, Upstream: upstream, Logger: log,
 		})
 		if err != nil {
 			ln.Close()
+			if metrics != nil {
+				metrics.Close()
+			}
 			return err
 		}
 		go func() {
@@ -127,7 +141,7 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 			// The slice names the server once it answers; written until
 			// the API takes it.
 			_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-				if err := clusterdns.EnsureEndpointSlice(ctx, cs, srv.Addr()); err != nil {
+				if err := clusterdns.EnsureEndpointSlice(ctx, cs, srv.Addr(), metricsPort); err != nil {
 					log.Warn("kube-dns endpointslice not written; will retry", "err", err)
 					return false, nil
 				}

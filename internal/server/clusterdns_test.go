@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -49,14 +51,14 @@ func TestClusterDNS(t *testing.T) {
 		}
 	})
 
-	t.Run("its EndpointSlice names the DNS server on port 53", func(t *testing.T) {
+	t.Run("its EndpointSlice names the DNS server on port 53 and its metrics on 9153", func(t *testing.T) {
 		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			s, err := cs.DiscoveryV1().EndpointSlices("kube-system").Get(ctx, clusterdns.EndpointSliceName, metav1.GetOptions{})
 			if err != nil {
 				return false, nil
 			}
 			ok := len(s.Endpoints) == 1 && s.Endpoints[0].Addresses[0] == dnsIP.String() && *s.Endpoints[0].Conditions.Ready &&
-				len(s.Ports) == 2 && *s.Ports[0].Port == 53 && *s.Ports[1].Port == 53
+				len(s.Ports) == 3 && *s.Ports[0].Port == 53 && *s.Ports[1].Port == 53 && *s.Ports[2].Port == 9153
 			return ok, nil
 		})
 		if err != nil {
@@ -88,6 +90,24 @@ func TestClusterDNS(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("the metrics port gives CoreDNS's request counters", func(t *testing.T) {
+		resp, err := http.Get("http://" + net.JoinHostPort(dnsIP.String(), "9153") + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{
+			`coredns_dns_requests_total{family="1",proto="udp",server="dns://:53",type="A",view="",zone="cluster.local."}`,
+			`coredns_dns_requests_total{family="1",proto="tcp",server="dns://:53",type="A",view="",zone="cluster.local."}`,
+			`coredns_dns_responses_total{plugin="kubernetes",rcode="NOERROR",server="dns://:53",view="",zone="cluster.local."}`,
+		} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("no %s in\n%s", want, body)
+			}
+		}
+	})
 
 	t.Run("a pod's resolv.conf and hosts are the kubelet's", func(t *testing.T) {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "files"}, Spec: corev1.PodSpec{
