@@ -28,6 +28,8 @@ func newAgentCommand() *cobra.Command {
 		apiServer, kubeconfig, token, prefix, dataDir, nodeConfig, policy, logLevel string
 		nodes, port                                                                 int
 		speed                                                                       float64
+		clusterDNS                                                                  []string
+		clusterDomain, resolvConf                                                   string
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -69,6 +71,7 @@ func newAgentCommand() *cobra.Command {
 			pool, err := nodeagent.New(nodeagent.Config{
 				Nodes: nodes, NamePrefix: prefix, Templates: templates, DataDir: dataDir,
 				ImagePolicy: imagePolicy, Timing: nodeagent.Timing{Speed: speed}, KubeletPort: port, Logger: logger,
+				ClusterDNS: clusterDNS, ClusterDomain: clusterDomain, ResolvConf: resolvConf,
 				ClientConfig: func(string) (*rest.Config, error) { return rest.CopyConfig(rc), nil },
 			})
 			if err != nil {
@@ -97,6 +100,9 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&policy, "image-policy", "catalog", "simulated registry: 'catalog' or 'strict'")
 	f.Float64Var(&speed, "simulation-speed", 1, "divides the nodes' simulated durations")
 	f.IntVar(&port, "kubelet-port", 10250, "port of each node's endpoint on its loopback address")
+	f.StringSliceVar(&clusterDNS, "cluster-dns", nil, "nameservers of pods with dnsPolicy ClusterFirst: the kube-dns Service's ClusterIP (kubectl -n kube-system get svc kube-dns)")
+	f.StringVar(&clusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
+	f.StringVar(&resolvConf, "resolv-conf", "/etc/resolv.conf", "the nodes' resolver file, the base of pods' with dnsPolicy Default; empty for none")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	return cmd
 }

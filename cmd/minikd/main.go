@@ -43,6 +43,8 @@ func newCommand() *cobra.Command {
 		authn server.Config
 		// limits holds the in-flight limits and the request timeout.
 		limits server.Config
+		// dns holds the cluster DNS flags.
+		dns server.Config
 	)
 	cmd := &cobra.Command{
 		Use:           "minikd",
@@ -76,6 +78,8 @@ func newCommand() *cobra.Command {
 			// kube's 0 means no limit; server.Config's zero is the default.
 			cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight = noLimitIfZero(limits.MaxRequestsInFlight), noLimitIfZero(limits.MaxMutatingRequestsInFlight)
 			cfg.RequestTimeout = limits.RequestTimeout
+			cfg.ClusterDNS, cfg.ClusterDomain, cfg.DNSListen = dns.ClusterDNS, dns.ClusterDomain, dns.DNSListen
+			cfg.DNSForward, cfg.ResolvConf, cfg.LoadBalancerPool = noneIsEmpty(dns.DNSForward), dns.ResolvConf, network.LoadBalancerPool
 			s, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -119,10 +123,24 @@ func newCommand() *cobra.Command {
 	f.IntVar(&limits.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "read-only requests served at once; one more gets 429 (watches, logs and system:masters are spared); 0 for no limit")
 	f.IntVar(&limits.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight, "mutating requests served at once; one more gets 429; 0 for no limit")
 	f.DurationVar(&limits.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "time after which a request that is not long-running (not a watch, log, exec or proxy) is answered 504")
+	f.StringVar(&dns.ClusterDNS, "cluster-dns", "", "ClusterIP of the kube-dns Service, the nameserver pods get (the kubelet's --cluster-dns); default: the tenth address of the Service range, as kubeadm chooses")
+	f.StringVar(&dns.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain (the kubelet's --cluster-domain)")
+	f.StringVar(&dns.DNSListen, "dns-listen", server.DNSAuto, "where minikd's DNS server answers, UDP and TCP: 'auto' (the kube-dns ClusterIP on port 53, a free port when 53 cannot be had), host:port, or 'none' (no DNS server)")
+	f.StringVar(&dns.DNSForward, "dns-forward", "/etc/resolv.conf", "resolv.conf whose nameservers answer names outside the cluster domain ('none': such queries are refused)")
+	f.StringVar(&dns.ResolvConf, "resolv-conf", "/etc/resolv.conf", "the nodes' resolver file, the base of pods' resolv.conf with dnsPolicy Default (the kubelet's --resolv-conf); empty for none")
+	f.StringVar(&network.LoadBalancerPool, "load-balancer-pool", "", "CIDR LoadBalancer Services get their address from ('none': they stay pending); default: the /24 of the node port address (127.0.<slot>.0/24)")
 	cmd.AddCommand(newAgentCommand())
 	cmd.AddCommand(newKubeconfigCommand())
 	cmd.AddCommand(newEtcdMemberCommand())
 	return cmd
+}
+
+// noneIsEmpty turns a file flag's "none" into "".
+func noneIsEmpty(s string) string {
+	if s == server.NoAddress {
+		return ""
+	}
+	return s
 }
 
 // noLimitIfZero turns a limit flag's 0 (kube's "no limit") into

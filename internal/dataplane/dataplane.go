@@ -1,7 +1,9 @@
 // Package dataplane is minik's network data plane: the Service proxy,
 // which makes every ClusterIP:port (and node port) answer on the host by
-// forwarding TCP connections to ready endpoints, and the Ingress (and
-// Gateway API) controller with its HTTP/HTTPS proxy.
+// forwarding TCP connections to ready endpoints, the LoadBalancer
+// controller giving LoadBalancer Services a loopback address the proxy
+// answers on, and the Ingress (and Gateway API) controller with its
+// HTTP/HTTPS proxy.
 //
 // Like every minik component it is a client of the API server with its own
 // identity: its configuration is built only from watched Services,
@@ -77,6 +79,15 @@ type Config struct {
 	IngressHTTP, IngressHTTPS string
 	// IngressMode is ModeService (the default) or ModeDirect.
 	IngressMode string
+	// Reserved are Service addresses minikd answers on itself (the
+	// kube-dns ClusterIP:53 of its DNS server): the Service proxy does not
+	// listen there.
+	Reserved []netip.AddrPort
+	// LoadBalancerPool is where LoadBalancer Services get their address
+	// (status.loadBalancer.ingress), the Service proxy answering on it;
+	// invalid means none is given (Services stay <pending>). Its network
+	// and broadcast addresses and NodePortAddress are never given.
+	LoadBalancerPool netip.Prefix
 	// Logger logs; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -141,6 +152,9 @@ func New(cfg Config) (*DataPlane, error) {
 	}
 	if _, err := netip.ParseAddr(cfg.NodePortAddress); err != nil {
 		return nil, fmt.Errorf("node port address %q: %w", cfg.NodePortAddress, err)
+	}
+	if p := cfg.LoadBalancerPool; p.IsValid() && p.Masked().Addr().IsUnspecified() {
+		return nil, fmt.Errorf("load balancer pool %s: not an address range", p)
 	}
 	d := &DataPlane{cfg: cfg, log: cfg.Logger, ready: make(chan struct{}), advertiseIP: "127.0.0.1"}
 	for flag, addr := range map[string]string{"--ingress-http": cfg.IngressHTTP, "--ingress-https": cfg.IngressHTTPS} {
@@ -211,8 +225,14 @@ func (d *DataPlane) Start(ctx context.Context) error {
 
 	if d.cfg.ServiceProxy {
 		d.sproxy = newServiceProxy(svcInf.Lister(), d.index, netip.MustParseAddr(d.cfg.NodePortAddress), d.log.With("part", "service-proxy"))
+		d.sproxy.reserve(d.cfg.Reserved)
 		d.sproxy.start(ctx)
 		defer d.sproxy.stop()
+	}
+	var lb *loadBalancers
+	if d.cfg.ServiceProxy && d.cfg.LoadBalancerPool.IsValid() {
+		lb = newLoadBalancers(watchClient, svcInf.Lister(), d.cfg.LoadBalancerPool, netip.MustParseAddr(d.cfg.NodePortAddress), d.log.With("part", "service-lb"))
+		defer lb.shutDown()
 	}
 	onService := func(obj interface{}) {
 		key, ok := keyOf(obj)
@@ -222,6 +242,9 @@ func (d *DataPlane) Start(ctx context.Context) error {
 		d.index.update(key)
 		if d.sproxy != nil {
 			d.sproxy.sync(key)
+		}
+		if lb != nil {
+			lb.queue.Add(key)
 		}
 		d.serviceChanged(key)
 	}
@@ -286,6 +309,9 @@ func (d *DataPlane) Start(ctx context.Context) error {
 	d.log.Info("data plane serving", "serviceProxy", d.cfg.ServiceProxy, "ingressHTTP", d.httpAddr, "ingressHTTPS", d.httpsAddr, "ingressMode", d.cfg.IngressMode)
 	if d.sproxy != nil {
 		go wait.UntilWithContext(ctx, func(context.Context) { d.sproxy.retry() }, time.Second)
+	}
+	if lb != nil {
+		go lb.run(ctx)
 	}
 	<-ctx.Done()
 	return nil

@@ -25,6 +25,8 @@ func Roles() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding) {
 		ObjectMeta: metav1.ObjectMeta{Name: "system:minik:service-proxy"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"services", "nodes"}, Verbs: read},
+			// The LoadBalancer controller writes Services' status.
+			{APIGroups: []string{""}, Resources: []string{"services/status"}, Verbs: []string{"update", "patch"}},
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: read},
 			events,
 		},

@@ -37,6 +37,9 @@ type serviceProxy struct {
 	nodeAddr netip.Addr
 	log      *slog.Logger
 
+	// reserved are addresses minikd serves itself (see Config.Reserved).
+	reserved map[string]bool
+
 	mu sync.Mutex
 	// listeners maps a listen address to what serves it.
 	listeners map[string]*proxyListener
@@ -59,6 +62,14 @@ func newServiceProxy(services corelisters.ServiceLister, index *endpointIndex, n
 	return &serviceProxy{services: services, index: index, nodeAddr: nodeAddr, log: log, listeners: map[string]*proxyListener{}}
 }
 
+// reserve keeps the proxy off addrs; called before start.
+func (p *serviceProxy) reserve(addrs []netip.AddrPort) {
+	p.reserved = map[string]bool{}
+	for _, a := range addrs {
+		p.reserved[a.String()] = true
+	}
+}
+
 // start records the context connections live in.
 func (p *serviceProxy) start(ctx context.Context) {
 	p.mu.Lock()
@@ -73,6 +84,16 @@ func (p *serviceProxy) addresses(svc *corev1.Service) map[string]string {
 		return out
 	}
 	ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
+	// A LoadBalancer's loopback ingress addresses answer its ports, as
+	// kube-proxy serves a load balancer's VIP.
+	var lbIPs []netip.Addr
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		for _, ing := range svc.Status.LoadBalancer.Ingress {
+			if a, err := netip.ParseAddr(ing.IP); err == nil && a.IsLoopback() {
+				lbIPs = append(lbIPs, a)
+			}
+		}
+	}
 	for _, sp := range svc.Spec.Ports {
 		if sp.Protocol != corev1.ProtocolTCP && sp.Protocol != "" {
 			continue
@@ -82,6 +103,14 @@ func (p *serviceProxy) addresses(svc *corev1.Service) map[string]string {
 		}
 		if sp.NodePort != 0 && p.nodeAddr.IsValid() {
 			out[netip.AddrPortFrom(p.nodeAddr, uint16(sp.NodePort)).String()] = sp.Name
+		}
+		for _, a := range lbIPs {
+			out[netip.AddrPortFrom(a, uint16(sp.Port)).String()] = sp.Name
+		}
+	}
+	for addr := range out {
+		if p.reserved[addr] {
+			delete(out, addr)
 		}
 	}
 	return out

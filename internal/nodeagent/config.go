@@ -64,6 +64,17 @@ type Config struct {
 	// the kubelet's defaults (50 and 100), a negative QPS no limit.
 	ClientQPS   float32
 	ClientBurst int
+	// ClusterDNS are the nameservers of pods with dnsPolicy ClusterFirst
+	// (the kubelet's --cluster-dns: the kube-dns Service's IP); empty
+	// falls back to the node's resolvers with a MissingClusterDNS event.
+	ClusterDNS []string
+	// ClusterDomain is the kubelet's --cluster-domain: pods' search path
+	// and FQDNs; empty means none.
+	ClusterDomain string
+	// ResolvConf is the node's resolver file, the base of pods' (the
+	// kubelet's --resolv-conf); empty means none (pods with dnsPolicy
+	// Default then get nameserver 127.0.0.1).
+	ResolvConf string
 	// Clock tells the time; nil means the real clock.
 	Clock clock.WithTickerAndDelayedExecution
 	// Logger logs; nil means slog.Default().

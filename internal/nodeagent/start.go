@@ -313,9 +313,7 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 		Hostname: pod.Name, Pod: pod.Namespace + "/" + pod.Name, Node: w.n.name,
 		Stdin: spec.Stdin, StdinOnce: spec.StdinOnce, TTY: spec.TTY,
 	}
-	if pod.Spec.Hostname != "" {
-		rs.Hostname = pod.Spec.Hostname
-	}
+	w.podFiles(pod, ip, &rs)
 	for _, a := range spec.Command {
 		rs.Command = append(rs.Command, expandVars(a, vars))
 	}

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +126,13 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 		}
 		machines = append(machines, nodes)
 	}
+	if _, _, on := s.dnsListen(); on {
+		dns, err := s.clusterDNS(ca, pkiDir, base)
+		if err != nil {
+			return nil, err
+		}
+		machines = append(machines, dns)
+	}
 	if s.cfg.ServiceProxy || s.cfg.IngressHTTP != "" || s.cfg.IngressHTTPS != "" {
 		dp, err := s.dataPlane(ca, pkiDir, base)
 		if err != nil {
@@ -183,11 +192,16 @@ func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (compo
 	if err != nil {
 		return component{}, err
 	}
+	pool, err := s.loadBalancerPool()
+	if err != nil {
+		return component{}, err
+	}
 	dp, err := dataplane.New(dataplane.Config{
 		RESTConfig: proxyCfg, IngressRESTConfig: ingressCfg,
 		ServiceProxy: s.cfg.ServiceProxy, NodePortAddress: s.cfg.NodePortAddress,
 		IngressHTTP: s.cfg.IngressHTTP, IngressHTTPS: s.cfg.IngressHTTPS,
 		IngressMode: s.cfg.IngressMode, Logger: s.log.With("component", "dataplane"),
+		Reserved: s.dnsReserved(), LoadBalancerPool: pool,
 	})
 	if err != nil {
 		return component{}, err
@@ -202,6 +216,27 @@ func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (compo
 		}
 		return dp.Start(ctx)
 	}}, nil
+}
+
+// loadBalancerPool is Config.LoadBalancerPool parsed, or its default:
+// the /24 of the node port address.
+func (s *Server) loadBalancerPool() (netip.Prefix, error) {
+	switch s.cfg.LoadBalancerPool {
+	case NoAddress:
+		return netip.Prefix{}, nil
+	case "":
+		host := cmp.Or(s.cfg.NodePortAddress, "127.0.0.1")
+		a, err := netip.ParseAddr(host)
+		if err != nil || !a.Is4() {
+			return netip.Prefix{}, nil
+		}
+		return netip.PrefixFrom(a, 24).Masked(), nil
+	}
+	p, err := netip.ParsePrefix(s.cfg.LoadBalancerPool)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("--load-balancer-pool %q: %w", s.cfg.LoadBalancerPool, err)
+	}
+	return p.Masked(), nil
 }
 
 // nodes is the simulated nodes (Config.Nodes of them), each a kubelet
@@ -231,7 +266,11 @@ func (s *Server) nodes(ca *pki.CA, base *rest.Config) (component, error) {
 		Timing:      timing,
 		KubeletPort: s.cfg.KubeletPort,
 		AdminConfig: base,
-		Logger:      s.log.With("component", "nodes"),
+		// The kubelet's --cluster-dns, --cluster-domain, --resolv-conf.
+		ClusterDNS:    []string{s.dnsIP.String()},
+		ClusterDomain: s.cfg.ClusterDomain,
+		ResolvConf:    s.cfg.ResolvConf,
+		Logger:        s.log.With("component", "nodes"),
 		ClientConfig: func(node string) (*rest.Config, error) {
 			kp, err := ca.SignClient("system:node:"+node, []string{auth.GroupNodes}, 0)
 			if err != nil {

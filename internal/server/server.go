@@ -34,6 +34,7 @@ import (
 	"minik/internal/admission/plugins"
 	"minik/internal/api"
 	"minik/internal/auth"
+	"minik/internal/clusterdns"
 	"minik/internal/controllers/persistentvolume"
 	"minik/internal/etcd"
 	"minik/internal/leaderelect"
@@ -170,6 +171,29 @@ type Config struct {
 	// RequestTimeout ends a request that is not long-running with 504, as
 	// kube's --request-timeout; zero means one minute.
 	RequestTimeout time.Duration
+	// ClusterDNS is the kube-dns Service's ClusterIP, the nameserver the
+	// nodes give pods (the kubelet's --cluster-dns); empty means the
+	// Service range's tenth address, kubeadm's choice.
+	ClusterDNS string
+	// ClusterDomain is the cluster's DNS domain (the kubelet's
+	// --cluster-domain); empty means cluster.local.
+	ClusterDomain string
+	// DNSListen is where minikd's DNS server answers, UDP and TCP: DNSAuto
+	// (the kube-dns ClusterIP on port 53), host:port (port 0: a free
+	// one), or empty or NoAddress for no DNS server.
+	DNSListen string
+	// DNSForward is a resolv.conf whose nameservers get the queries for
+	// names outside the cluster domain (CoreDNS's `forward .
+	// /etc/resolv.conf`); empty refuses them.
+	DNSForward string
+	// ResolvConf is the nodes' resolver file, the base of the pods'
+	// resolv.conf (the kubelet's --resolv-conf); empty means none.
+	ResolvConf string
+	// LoadBalancerPool is the CIDR LoadBalancer Services get their
+	// address from; empty means the /24 of the node port address (under
+	// AutoNetwork the slot's 127.0.<slot>.0/24, whose .1 is the host
+	// address), NoAddress none.
+	LoadBalancerPool string
 }
 
 // The in-flight limits' defaults, kube-apiserver's.
@@ -204,6 +228,8 @@ type Server struct {
 	// metrics answers metrics.k8s.io in the API server; it runs as a
 	// component (components.go).
 	metrics *metricsapi.Provider
+	// dnsIP is the kube-dns Service's ClusterIP.
+	dnsIP netip.Addr
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests
@@ -265,12 +291,20 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ClusterName == "" && !cfg.AutoNetwork {
 		cfg.ClusterName = defaultClusterName(0)
 	}
+	if cfg.ClusterDomain == "" {
+		cfg.ClusterDomain = clusterdns.DefaultDomain
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, ready: make(chan struct{})}
 	if s.files, err = loadAuthFiles(cfg); err != nil {
 		return nil, err
 	}
 	if err := s.parseServiceRange(); err != nil {
 		return nil, err
+	}
+	if s.serviceIPs.IsValid() {
+		if err := s.placeDNS(); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.nodePorts.Set(cfg.ServiceNodePortRange); err != nil {
 		return nil, fmt.Errorf("--service-node-port-range %q: %w", cfg.ServiceNodePortRange, err)
@@ -313,6 +347,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	defer lock.Close()
 	if err := s.place(); err != nil {
+		return err
+	}
+	if err := s.placeDNS(); err != nil {
 		return err
 	}
 	// etcd starts while the certificates are made and loaded: neither needs
@@ -482,7 +519,7 @@ func (s *Server) Start(ctx context.Context) error {
 		TLSClientConfig: rest.TLSClientConfig{CAData: ca.CertPEM, CertData: admin.CertPEM, KeyData: admin.KeyPEM},
 		QPS:             -1,
 	}
-	if err := bootstrap(ctx, restCfg); err != nil {
+	if err := bootstrap(ctx, restCfg, s.dnsIP); err != nil {
 		_ = srv.Close()
 		return err
 	}
@@ -578,8 +615,10 @@ func (s *Server) Start(ctx context.Context) error {
 var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
 // bootstrap creates what every cluster has, through the API like any
-// client, and returns when the API answers.
-func bootstrap(ctx context.Context, cfg *rest.Config) error {
+// client, and returns when the API answers: the system namespaces and
+// PriorityClasses, the default StorageClass, the kube-dns Service at
+// dnsIP.
+func bootstrap(ctx context.Context, cfg *rest.Config, dnsIP netip.Addr) error {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return fmt.Errorf("bootstrap client: %w", err)
@@ -612,7 +651,8 @@ func bootstrap(ctx context.Context, cfg *rest.Config) error {
 	if _, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("bootstrap storageclass %s: %w", sc.Name, err)
 	}
-	return nil
+	// kube-dns, as kubeadm's CoreDNS add-on has it: created when missing.
+	return clusterdns.EnsureService(ctx, cs, dnsIP)
 }
 
 // writeKubeconfig writes the admin kubeconfig (mode 0600) atomically.

@@ -88,6 +88,9 @@ type Options struct {
 	AuditPolicyFile string
 	// AuthorizationMode is minikd's --authorization-mode.
 	AuthorizationMode string
+	// DNS runs minikd's DNS server on the kube-dns ClusterIP, port 53
+	// (the Service range is then a random /24, as with DataPlane).
+	DNS bool
 }
 
 // admissionOff is the admission plugins a test server runs without.
@@ -158,10 +161,13 @@ func StartWith(t testing.TB, o Options) *Server {
 		fast := nodeagent.FastTiming()
 		cfg.NodeTiming = &fast
 	}
+	if (o.DataPlane || o.DNS) && cfg.ServiceClusterIPRange == "" {
+		cfg.ServiceClusterIPRange = fmt.Sprintf("127.%d.%d.0/24", 96+rand.IntN(16), rand.IntN(256))
+	}
+	if o.DNS {
+		cfg.DNSListen = server.DNSAuto
+	}
 	if o.DataPlane {
-		if cfg.ServiceClusterIPRange == "" {
-			cfg.ServiceClusterIPRange = fmt.Sprintf("127.%d.%d.0/24", 96+rand.IntN(16), rand.IntN(256))
-		}
 		cfg.ServiceProxy, cfg.IngressMode = true, o.IngressMode
 		ports := freePorts(t, 2)
 		cfg.IngressHTTP, cfg.IngressHTTPS = ports[0], ports[1]

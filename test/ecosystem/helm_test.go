@@ -1,8 +1,10 @@
 package ecosystem_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
@@ -73,6 +76,37 @@ func TestHelmReleasesOnMinikd(t *testing.T) {
 		uninstall := action.NewUninstall(cfg)
 		uninstall.Wait, uninstall.Timeout = true, helmTimeout
 		if _, err := uninstall.Run("demo"); err != nil {
+			t.Fatalf("helm uninstall --wait: %v", err)
+		}
+	})
+
+	t.Run("a LoadBalancer Service: install --wait completes once it has its address", func(t *testing.T) {
+		dir, err := chartutil.Create("lbchart", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		chart, err := loader.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := helmConfig(t, kubeconfig, ns)
+		install := action.NewInstall(cfg)
+		install.ReleaseName, install.Namespace, install.CreateNamespace = "lb", ns, true
+		install.Wait, install.Timeout = true, helmTimeout
+		if _, err := install.Run(chart, map[string]interface{}{"service": map[string]interface{}{"type": "LoadBalancer"}}); err != nil {
+			t.Fatalf("helm install --wait --set service.type=LoadBalancer: %v", err)
+		}
+		cs, err := cfg.KubernetesClientSet()
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, err := cs.CoreV1().Services(ns).Get(context.Background(), "lb-lbchart", metav1.GetOptions{})
+		if err != nil || len(svc.Status.LoadBalancer.Ingress) == 0 || !strings.HasPrefix(svc.Status.LoadBalancer.Ingress[0].IP, "127.") {
+			t.Fatalf("the Service's load balancer: %v (err %v)", svc.Status.LoadBalancer, err)
+		}
+		uninstall := action.NewUninstall(cfg)
+		uninstall.Wait, uninstall.Timeout = true, helmTimeout
+		if _, err := uninstall.Run("lb"); err != nil {
 			t.Fatalf("helm uninstall --wait: %v", err)
 		}
 	})

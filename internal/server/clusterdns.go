@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"minik/internal/clusterdns"
+	"minik/internal/pki"
+)
+
+// DNSAuto, as Config.DNSListen, serves cluster DNS on the kube-dns
+// Service's ClusterIP, port 53 (a free port of that address when 53
+// cannot be had).
+const DNSAuto = "auto"
+
+// dnsPort is DNS's port, the kube-dns Service's.
+const dnsPort = 53
+
+// placeDNS settles the kube-dns Service's address once the Service range
+// is known: Config.ClusterDNS, else the range's tenth address.
+func (s *Server) placeDNS() error {
+	if s.cfg.ClusterDNS == "" {
+		ip, err := clusterdns.ClusterIP(s.serviceIPs)
+		if err != nil {
+			return fmt.Errorf("--cluster-dns: %w", err)
+		}
+		s.dnsIP = ip
+		return nil
+	}
+	ip, err := netip.ParseAddr(s.cfg.ClusterDNS)
+	if err != nil {
+		return fmt.Errorf("--cluster-dns %q: %w", s.cfg.ClusterDNS, err)
+	}
+	if !s.serviceIPs.Contains(ip) {
+		return fmt.Errorf("--cluster-dns %s: not in the Service range %s", ip, s.serviceIPs)
+	}
+	s.dnsIP = ip
+	return nil
+}
+
+// dnsListen is where the DNS server listens and whether another port may
+// stand in; ok is false when it is off.
+func (s *Server) dnsListen() (addr string, fallback, ok bool) {
+	switch s.cfg.DNSListen {
+	case "", NoAddress:
+		return "", false, false
+	case DNSAuto:
+		return net.JoinHostPort(s.dnsIP.String(), strconv.Itoa(dnsPort)), true, true
+	}
+	return s.cfg.DNSListen, false, true
+}
+
+// dnsReserved are the Service addresses the DNS server answers on
+// itself, so the Service proxy leaves them alone: kube-dns's ClusterIP:53
+// and :9153 (metrics), when the DNS server serves there. (Were one taken
+// by another program, the proxy could not have it either.)
+func (s *Server) dnsReserved() []netip.AddrPort {
+	addr, _, ok := s.dnsListen()
+	if !ok {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || ap.Addr() != s.dnsIP {
+		return nil
+	}
+	return []netip.AddrPort{ap, netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort)}
+}
+
+// clusterDNS is the DNS server with its identity. Its listeners open when
+// it starts (under --leader-elect only in the holder of the nodes'
+// Lease, like the data plane), then the kube-dns EndpointSlice is made to
+// name the address it answers on.
+func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (component, error) {
+	addr, fallback, _ := s.dnsListen()
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return component{}, fmt.Errorf("--dns-listen %q: %w", addr, err)
+	}
+	dnsCfg, err := identity(admin, ca, pkiDir, "cluster-dns", clusterdns.User, nil)
+	if err != nil {
+		return component{}, err
+	}
+	log := s.log.With("component", "cluster-dns")
+	var upstream []string
+	if s.cfg.DNSForward != "" {
+		// A host without resolvers still gets cluster DNS.
+		if upstream, err = clusterdns.UpstreamFromResolvConf(s.cfg.DNSForward, s.dnsIP); err != nil {
+			log.Warn("names outside the cluster domain will be refused", "err", err)
+		}
+	}
+	return component{name: "cluster-dns", start: func(ctx context.Context) error {
+		cs, err := kubernetes.NewForConfig(admin)
+		if err != nil {
+			return fmt.Errorf("cluster dns: %w", err)
+		}
+		if err := clusterdns.EnsureRBAC(ctx, cs); err != nil {
+			return err
+		}
+		ln, err := clusterdns.Listen(addr, fallback)
+		if err != nil {
+			return fmt.Errorf("--dns-listen: %w", err)
+		}
+		if got := ln.Addr(); got.Port() != dnsPort {
+			log.Warn("cluster DNS is not on port 53 (taken, or not permitted); pods' resolvers will not reach it", "address", got.String())
+		}
+		// CoreDNS's metrics port, beside DNS on the kube-dns ClusterIP.
+		var metrics net.Listener
+		var metricsPort int32
+		if ln.Addr().Addr() == s.dnsIP {
+			if metrics, err = net.Listen("tcp", netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort).String()); err != nil {
+				log.Warn("no DNS metrics", "err", err)
+				metrics = nil
+			} else {
+				metricsPort = clusterdns.MetricsPort
+			}
+		}
+		srv, err := clusterdns.New(clusterdns.Config{
+			RESTConfig: dnsCfg, Domain: s.cfg.ClusterDomain, NameserverIP: s.dnsIP,
+			Listeners: ln, MetricsListener: metrics, Upstream: upstream, Logger: log,
+		})
+		if err != nil {
+			ln.Close()
+			if metrics != nil {
+				metrics.Close()
+			}
+			return err
+		}
+		go func() {
+			select {
+			case <-srv.Ready():
+			case <-ctx.Done():
+				return
+			}
+			// The slice names the server once it answers; written until
+			// the API takes it.
+			_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+				if err := clusterdns.EnsureEndpointSlice(ctx, cs, srv.Addr(), metricsPort); err != nil {
+					log.Warn("kube-dns endpointslice not written; will retry", "err", err)
+					return false, nil
+				}
+				return true, nil
+			})
+		}()
+		return srv.Start(ctx)
+	}}, nil
+}
