@@ -31,8 +31,9 @@ func helmConfig(t *testing.T, kubeconfig, namespace string) *action.Configuratio
 
 const helmTimeout = 3 * time.Minute
 
-// TestHelmReleasesOnMinikd installs, upgrades, rolls back and uninstalls
-// charts with --wait, as a chart's CI job does: helm create's scaffold, and
+// TestHelmReleasesOnMinikd installs, tests, upgrades, rolls back and
+// uninstalls charts with --wait, as a chart's CI job does: helm create's
+// scaffold (helm test's pod reaching the Service by its name), and
 // a chart with a hook Job, a StatefulSet with claims and a Job that
 // --wait-for-jobs waits on.
 func TestHelmReleasesOnMinikd(t *testing.T) {
@@ -58,6 +59,18 @@ func TestHelmReleasesOnMinikd(t *testing.T) {
 		}
 		if rel.Info.Status != release.StatusDeployed {
 			t.Fatalf("installed release is %s", rel.Info.Status)
+		}
+		// helm test: the scaffold's test pod runs wget demo-mychart:80, a
+		// name the cluster's DNS resolves.
+		test := action.NewReleaseTesting(cfg)
+		test.Namespace, test.Timeout = ns, helmTimeout
+		if rel, err = test.Run("demo"); err != nil {
+			t.Fatalf("helm test demo: %v", err)
+		}
+		for _, h := range rel.Hooks {
+			if h.LastRun.Phase != release.HookPhaseSucceeded {
+				t.Errorf("helm test: hook %s is %s", h.Name, h.LastRun.Phase)
+			}
 		}
 		upgrade := action.NewUpgrade(cfg)
 		upgrade.Namespace, upgrade.Wait, upgrade.Timeout = ns, true, helmTimeout
