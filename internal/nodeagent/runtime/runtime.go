@@ -463,6 +463,9 @@ func (c *Container) run(argv []string, top *ProgramRule) {
 		code = 2
 	}
 	c.closeStdin()
+	if c.stdinR != nil {
+		_ = c.stdinR.Close()
+	}
 	c.out.log.flush()
 	c.errOut.log.flush()
 	reason := "Completed"
@@ -472,12 +475,12 @@ func (c *Container) run(argv []string, top *ProgramRule) {
 	c.finish(&Exit{Code: int32(code), Reason: reason})
 }
 
-// closeStdin closes the main process's stdin: it reads EOF.
+// closeStdin closes the writing end of the main process's stdin: the
+// process reads what was written, then EOF.
 func (c *Container) closeStdin() {
 	c.stdinClose.Do(func() {
 		if c.stdinW != nil {
 			_ = c.stdinW.Close()
-			_ = c.stdinR.Close()
 		}
 	})
 }
@@ -782,7 +785,8 @@ func (c *Container) Attach(ctx context.Context, o AttachOptions) error {
 		first := !c.attached
 		c.attached = true
 		c.mu.Unlock()
-		if c.spec.StdinOnce && first {
+		once := c.spec.StdinOnce && first
+		if once {
 			defer c.closeStdin()
 		}
 		go func() {
@@ -795,8 +799,11 @@ func (c *Container) Attach(ctx context.Context, o AttachOptions) error {
 				}
 				_, _ = io.Copy(c.stdinW, in)
 			}
-			if c.spec.StdinOnce {
-				cancel()
+			// The client's input ended: with StdinOnce the process reads
+			// EOF after it; the output stays attached until the process
+			// ends or the client leaves, as the kubelet's attach.
+			if once {
+				c.closeStdin()
 			}
 		}()
 	}
