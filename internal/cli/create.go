@@ -58,11 +58,14 @@ func NewCmdCreate(f *Factory, streams IOStreams) *cobra.Command {
   # Create a namespace
   minikctl create namespace demo`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Filenames.Empty() {
-				return usageErrorf(cmd, "Unexpected args: %v", args)
-			}
 			if len(args) > 0 {
 				return usageErrorf(cmd, "Unexpected args: %v", args)
+			}
+			if o.Filenames.Empty() {
+				// As kubectl: say what is missing, then behave as a
+				// group command.
+				fmt.Fprint(streams.ErrOut, "Error: must specify one of -f and -k\n\n")
+				return subcommandRun(streams.ErrOut)(cmd, args)
 			}
 			return runCreateFiles(cmd.Context(), f, o)
 		},
@@ -397,10 +400,7 @@ func newCmdCreateSecret(f *Factory, streams IOStreams) *cobra.Command {
 		Use:   "secret (docker-registry | generic | tls)",
 		Short: "Create a secret using a specified subcommand",
 		Long:  "Create a secret with specified type.",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.SetOut(streams.ErrOut)
-			return cmd.Help()
-		},
+		RunE:  subcommandRun(streams.ErrOut),
 	}
 	o := &CreateOptions{Streams: streams}
 	var literals, files, envFiles []string

@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,8 +73,9 @@ func TestScripts(t *testing.T) {
 			}
 			srv := testserver.StartWith(t, serverOptions(string(ar.comment)))
 			t.Chdir(work)
-			got := runScript(t, string(script), srv.KubeconfigPath)
+			got := runScript(t, string(script), func(line string) string { return runCommand(t, line, srv.KubeconfigPath) })
 			if got == string(script) {
+				compareWithKubectl(t, ar, string(script), web)
 				return
 			}
 			if *update {
@@ -117,6 +120,117 @@ func serverOptions(comment string) testserver.Options {
 // seconds, until its output is the transcript's.
 const eventually = "   # eventually"
 
+// notKubectl marks a command whose output real kubectl (the older
+// /usr/bin/kubectl of the test machine) legitimately prints otherwise; the
+// comment after it says why. compareWithKubectl skips it.
+const notKubectl = "   # kubectl differs:"
+
+// commandOf strips a command line's annotations ("   # ...").
+func commandOf(line string) string {
+	if i := strings.Index(line, "   # "); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
+
+// compareWithKubectl runs script, when its comment says "compare:
+// kubectl" and /usr/bin/kubectl exists, with real kubectl against a second
+// fresh minikd in a second working directory holding the same files, and
+// fails where kubectl's output differs from the transcript's (kubectl's
+// name replaced by minikctl's in messages), except for the commands
+// marked notKubectl.
+func compareWithKubectl(t *testing.T, ar *txtar, script string, web []byte) {
+	if !strings.Contains(string(ar.comment), "compare: kubectl") {
+		return
+	}
+	kubectl, err := exec.LookPath("/usr/bin/kubectl")
+	if err != nil {
+		t.Log("no /usr/bin/kubectl: outputs not compared with kubectl's")
+		return
+	}
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "web.yaml"), web, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.files {
+		if f.name == "script" {
+			continue
+		}
+		path := filepath.Join(work, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := testserver.StartWith(t, serverOptions(string(ar.comment)))
+	got := runScript(t, script, func(line string) string {
+		return runKubectl(t, kubectl, work, line, srv.KubeconfigPath)
+	})
+	want, have := expectedOutputs(script), expectedOutputs(got)
+	var lines []string
+	for _, line := range strings.Split(script, "\n") {
+		if strings.HasPrefix(line, "$ minikctl") {
+			lines = append(lines, line)
+		}
+	}
+	for i, line := range lines {
+		if strings.Contains(line, notKubectl) || i >= len(have) {
+			continue
+		}
+		if want[i] != have[i] {
+			t.Errorf("kubectl prints otherwise for %q:\n--- minikctl\n%s\n--- kubectl\n%s", line, want[i], have[i])
+		}
+	}
+}
+
+// runKubectl runs one "$ minikctl ..." line with real kubectl in dir and
+// returns its transcript output, normalized as minikctl's.
+func runKubectl(t *testing.T, kubectl, dir, line, kubeconfig string) string {
+	args, stdinFile, err := splitCommand(strings.TrimPrefix(line, "$ minikctl"))
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECTL_KUBERC=false", "HOME="+dir)
+	if stdinFile != "" {
+		f, err := os.Open(filepath.Join(dir, stdinFile))
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("%s: %v", line, err)
+		}
+		code = exit.ExitCode()
+	}
+	rename := strings.NewReplacer("'kubectl ", "'minikctl ", `for "kubectl"`, `for "minikctl"`, "\n  kubectl ", "\n  minikctl ")
+	var out strings.Builder
+	out.WriteString(normalize(rename.Replace(stdout.String())))
+	if stdout.Len() > 0 && !strings.HasSuffix(stdout.String(), "\n") {
+		out.WriteString("\n[no newline at end of output]\n")
+	}
+	if stderr.Len() > 0 {
+		out.WriteString("[stderr]\n")
+		out.WriteString(normalize(rename.Replace(stderr.String())))
+	}
+	if code != 0 {
+		fmt.Fprintf(&out, "[exit %d]\n", code)
+	}
+	return out.String()
+}
+
 // expectedOutputs returns, per command line of script in order, the output
 // the transcript records for it.
 func expectedOutputs(script string) []string {
@@ -140,8 +254,9 @@ func expectedOutputs(script string) []string {
 	return outs
 }
 
-// runScript runs the commands of script and returns the transcript.
-func runScript(t *testing.T, script, kubeconfig string) string {
+// runScript runs the commands of script with run and returns the
+// transcript.
+func runScript(t *testing.T, script string, run func(line string) string) string {
 	var out strings.Builder
 	expected := expectedOutputs(script)
 	n := -1
@@ -162,7 +277,7 @@ func runScript(t *testing.T, script, kubeconfig string) string {
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			got := runCommand(t, strings.TrimSuffix(line, eventually), kubeconfig)
+			got := run(commandOf(line))
 			if !retry || got == expected[n] || time.Now().After(deadline) {
 				out.WriteString(got)
 				break
