@@ -33,7 +33,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 	cmd.SetErr(streams.ErrOut)
 	flags.AddFlags(cmd.PersistentFlags())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())
+		return flagError{fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())}
 	})
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(

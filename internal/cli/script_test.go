@@ -215,6 +215,9 @@ func runKubectl(t *testing.T, kubectl, dir, line, kubeconfig string) string {
 		}
 		code = exit.ExitCode()
 	}
+	// kubectl v1.32 prints the zero creationTimestamp as null; v1.37's
+	// ObjectMeta omits it (omitzero), as minikctl does.
+	stdout = *bytes.NewBufferString(nullTimestampRE.ReplaceAllString(stdout.String(), ""))
 	rename := strings.NewReplacer("'kubectl ", "'minikctl ", `for "kubectl"`, `for "minikctl"`, "\n  kubectl ", "\n  minikctl ")
 	var out strings.Builder
 	out.WriteString(normalize(rename.Replace(stdout.String())))
@@ -364,16 +367,17 @@ func splitCommand(line string) (args []string, stdin string, err error) {
 }
 
 var (
-	timestampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
-	uidRE       = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	rvRE        = regexp.MustCompile(`("?resourceVersion"?: )"[^"]+"`)
-	rfc1123zRE  = regexp.MustCompile(`[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}`)
-	podNameRE   = regexp.MustCompile(`\b([a-z0-9-]+-[0-9a-f]{6,10})-[b-df-hj-np-tv-z2-9]{5}\b`)
-	gapRE       = regexp.MustCompile(`(\S)   +`)
-	ipMidRE     = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}  `)
-	ipRE        = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
-	ageRE       = regexp.MustCompile(`^(\d+[smhdy])+$`)
-	durationRE  = regexp.MustCompile(`(?m)^(Duration:\s+)(\d+[smhdy])+$`)
+	timestampRE     = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
+	uidRE           = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	rvRE            = regexp.MustCompile(`("?resourceVersion"?: )"[^"]+"`)
+	rfc1123zRE      = regexp.MustCompile(`[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}`)
+	podNameRE       = regexp.MustCompile(`\b([a-z0-9-]+-[0-9a-f]{6,10})-[b-df-hj-np-tv-z2-9]{5}\b`)
+	gapRE           = regexp.MustCompile(`(\S)   +`)
+	ipMidRE         = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}  `)
+	ipRE            = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
+	nullTimestampRE = regexp.MustCompile(`(?m)^ *creationTimestamp: null\n`)
+	ageRE           = regexp.MustCompile(`^(\d+[smhdy])+$`)
+	durationRE      = regexp.MustCompile(`(?m)^(Duration:\s+)(\d+[smhdy])+$`)
 )
 
 // normalize replaces what changes from run to run: timestamps (RFC 3339
