@@ -45,6 +45,9 @@ type ApplyOptions struct {
 	// takes over fields other managers own.
 	ServerSide       bool
 	ForceConflicts   bool
+	// NoAnnotate leaves the last-applied annotation alone (diff's dry
+	// runs, as kubectl's).
+	NoAnnotate bool
 	Namespace        string
 	EnforceNamespace bool
 

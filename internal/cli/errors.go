@@ -79,6 +79,12 @@ func errorMessage(err error) (string, int) {
 	if errors.Is(err, ErrExit) {
 		return "", DefaultErrorExitCode
 	}
+	var df diffFailure
+	if errors.As(err, &df) {
+		// kubectl's CheckDiffErr: diff's own failures exit above 1.
+		msg, code := errorMessage(df.error)
+		return msg, code + 1
+	}
 	var fe flagError
 	if errors.As(err, &fe) {
 		return "Error: " + fe.Error(), DefaultErrorExitCode

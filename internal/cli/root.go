@@ -62,6 +62,10 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdConfig(f, streams),
 		NewCmdCompletion(streams),
 		NewCmdAuth(f, streams),
+		NewCmdRun(f, streams),
+		NewCmdExpose(f, streams),
+		NewCmdReplace(f, streams),
+		NewCmdDiff(f, streams),
 	)
 	return cmd
 }

@@ -375,6 +375,8 @@ var (
 	gapRE           = regexp.MustCompile(`(\S)   +`)
 	ipMidRE         = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}  `)
 	ipRE            = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
+	diffTimeRE      = regexp.MustCompile(`\t\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)? [+-]\d{4}`)
+	diffDirRE       = regexp.MustCompile(`\S*/(LIVE|MERGED)-\d+`)
 	nullTimestampRE = regexp.MustCompile(`(?m)^ *creationTimestamp: null\n`)
 	ageRE           = regexp.MustCompile(`^(\d+[smhdy])+$`)
 	durationRE      = regexp.MustCompile(`(?m)^(Duration:\s+)(\d+[smhdy])+$`)
@@ -386,6 +388,8 @@ var (
 // stay aligned); and the AGE cells of tables, which become "0s" while
 // keeping the columns after them in place.
 func normalize(s string) string {
+	s = diffTimeRE.ReplaceAllString(s, "\t<time>")
+	s = diffDirRE.ReplaceAllString(s, "$1-XXX")
 	s = timestampRE.ReplaceAllString(s, "<time>")
 	s = uidRE.ReplaceAllString(s, "<uid>")
 	s = rvRE.ReplaceAllString(s, `$1"<rv>"`)
