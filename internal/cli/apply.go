@@ -43,11 +43,11 @@ type ApplyOptions struct {
 	Overwrite       bool
 	// ServerSide sends each object as a server-side apply; ForceConflicts
 	// takes over fields other managers own.
-	ServerSide       bool
-	ForceConflicts   bool
+	ServerSide     bool
+	ForceConflicts bool
 	// NoAnnotate leaves the last-applied annotation alone (diff's dry
 	// runs, as kubectl's).
-	NoAnnotate bool
+	NoAnnotate       bool
 	Namespace        string
 	EnforceNamespace bool
 
