@@ -66,6 +66,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdExpose(f, streams),
 		NewCmdReplace(f, streams),
 		NewCmdDiff(f, streams),
+		NewCmdExplain(f, streams),
 	)
 	return cmd
 }

@@ -218,7 +218,7 @@ func runKubectl(t *testing.T, kubectl, dir, line, kubeconfig string) string {
 	// kubectl v1.32 prints the zero creationTimestamp as null; v1.37's
 	// ObjectMeta omits it (omitzero), as minikctl does.
 	stdout = *bytes.NewBufferString(nullTimestampRE.ReplaceAllString(stdout.String(), ""))
-	rename := strings.NewReplacer("'kubectl ", "'minikctl ", `for "kubectl"`, `for "minikctl"`, "\n  kubectl ", "\n  minikctl ")
+	rename := strings.NewReplacer("'kubectl ", "'minikctl ", `for "kubectl"`, `for "minikctl"`, "\n  kubectl ", "\n  minikctl ", `Use "kubectl `, `Use "minikctl `)
 	var out strings.Builder
 	out.WriteString(normalize(rename.Replace(stdout.String())))
 	if stdout.Len() > 0 && !strings.HasSuffix(stdout.String(), "\n") {
