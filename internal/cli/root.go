@@ -67,6 +67,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdReplace(f, streams),
 		NewCmdDiff(f, streams),
 		NewCmdExplain(f, streams),
+		NewCmdKustomize(streams),
 	)
 	return cmd
 }
