@@ -43,8 +43,13 @@ type ApplyOptions struct {
 	Overwrite       bool
 	// ServerSide sends each object as a server-side apply; ForceConflicts
 	// takes over fields other managers own.
-	ServerSide       bool
-	ForceConflicts   bool
+	ServerSide     bool
+	ForceConflicts bool
+	// NoAnnotate leaves the last-applied annotation alone (diff's dry
+	// runs, as kubectl's).
+	NoAnnotate bool
+	// Prune deletes what the manifests no longer name (--prune).
+	Prune            PruneOptions
 	Namespace        string
 	EnforceNamespace bool
 
@@ -106,6 +111,7 @@ JSON and YAML formats are accepted.`,
 	cmd.Flags().BoolVar(&o.Overwrite, "overwrite", o.Overwrite, "Automatically resolve conflicts between the modified and live configuration by using values from the modified configuration")
 	cmd.Flags().BoolVar(&o.ServerSide, "server-side", false, "If true, apply runs in the server instead of the client.")
 	cmd.Flags().BoolVar(&o.ForceConflicts, "force-conflicts", false, "If true, server-side apply will force the changes against conflicts.")
+	o.Prune.addFlags(cmd)
 	return cmd
 }
 
@@ -163,6 +169,9 @@ func (o *ApplyOptions) Validate(cmd *cobra.Command, args []string) error {
 	if o.DryRun == DryRunClient && o.ServerSide {
 		return errors.New("--dry-run=client doesn't work with --server-side (did you mean --dry-run=server instead?)")
 	}
+	if err := o.Prune.validate(o.ServerSide); err != nil {
+		return err
+	}
 	_, err := o.printer("created")
 	return err
 }
@@ -195,11 +204,20 @@ func runApply(ctx context.Context, o *ApplyOptions) error {
 		infos, rerrs = ResolveManifests(objs, o.Mapper, o.Namespace, o.EnforceNamespace)
 		errs = append(errs, rerrs...)
 	}
+	infos, err := o.Prune.selectInfos(infos)
+	if err != nil {
+		return err
+	}
 	if len(infos) == 0 && len(errs) == 0 {
 		return errors.New("no objects passed to apply")
 	}
 	for _, info := range infos {
 		if err := o.applyOne(ctx, info); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.Prune.Prune && len(errs) == 0 {
+		if err := o.pruneAll(ctx, infos); err != nil {
 			errs = append(errs, err)
 		}
 	}

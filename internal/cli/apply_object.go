@@ -48,7 +48,7 @@ func (o *ApplyOptions) applyOne(ctx context.Context, info *Info) error {
 		return o.serverSideApply(ctx, info, obj)
 	}
 
-	modified, err := modifiedConfiguration(obj, true)
+	modified, err := modifiedConfiguration(obj, !o.NoAnnotate)
 	if err != nil {
 		return addSourceToErr(fmt.Sprintf("retrieving modified configuration from:\n%s\nfor:", info.String()), info.Source, err)
 	}
@@ -58,8 +58,18 @@ func (o *ApplyOptions) applyOne(ctx context.Context, info *Info) error {
 		if !apierrors.IsNotFound(err) {
 			return addSourceToErr(fmt.Sprintf("retrieving current configuration of:\n%s\nfrom server for:", info.String()), info.Source, err)
 		}
-		if err := createApplyAnnotation(obj); err != nil {
-			return addSourceToErr("creating", info.Source, err)
+		if !o.NoAnnotate {
+			if err := createApplyAnnotation(obj); err != nil {
+				return addSourceToErr("creating", info.Source, err)
+			}
+		} else if a := obj.GetAnnotations(); a != nil && a[lastAppliedAnnotation] == "" {
+			// The manifest as written (modifiedConfiguration restored
+			// an absent annotation as empty).
+			delete(a, lastAppliedAnnotation)
+			if len(a) == 0 {
+				a = nil
+			}
+			obj.SetAnnotations(a)
 		}
 		pruneNulls(obj.Object)
 		if o.DryRun != DryRunClient {

@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,19 +21,16 @@ import (
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 )
 
-// NewCmdAuth returns the auth command with can-i.
+// NewCmdAuth returns the auth command with can-i and whoami.
 func NewCmdAuth(f *Factory, streams IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:                   "auth",
 		DisableFlagsInUseLine: true,
 		Short:                 "Inspect authorization",
 		Long:                  "Inspect authorization.",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.SetOut(streams.ErrOut)
-			return cmd.Help()
-		},
+		RunE:                  subcommandRun(streams.ErrOut),
 	}
-	cmd.AddCommand(NewCmdCanI(f, streams))
+	cmd.AddCommand(NewCmdCanI(f, streams), NewCmdWhoAmI(f, streams))
 	return cmd
 }
 
@@ -380,4 +379,95 @@ func resourceGroup(resources, groups []string) string {
 		resource += "/" + sub
 	}
 	return resource
+}
+
+// WhoAmIOptions are the inputs of auth whoami.
+type WhoAmIOptions struct {
+	PrintFlags PrintFlags
+	Streams    IOStreams
+}
+
+// NewCmdWhoAmI returns the auth whoami command.
+func NewCmdWhoAmI(f *Factory, streams IOStreams) *cobra.Command {
+	return newCmdWhoAmI(f, streams, runWhoAmI)
+}
+
+func newCmdWhoAmI(f *Factory, streams IOStreams, run func(context.Context, *Factory, *WhoAmIOptions) error) *cobra.Command {
+	o := &WhoAmIOptions{Streams: streams}
+	cmd := &cobra.Command{
+		Use:                   "whoami",
+		DisableFlagsInUseLine: true,
+		Short:                 "Experimental: Check self subject attributes",
+		Long: `Experimental: Check who you are and your attributes (groups, extra).
+
+        This command is helpful to get yourself aware of the current user attributes,
+        especially when dynamic authentication, e.g., token webhook, auth proxy, or OIDC provider,
+        is enabled in the Kubernetes cluster.`,
+		Example: `  # Get your subject attributes
+  minikctl auth whoami
+
+  # Get your subject attributes in JSON format
+  minikctl auth whoami -o json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.PrintFlags.OutputFormat != "" || o.PrintFlags.Template != "" {
+				if _, err := o.PrintFlags.ToPrinter(); err != nil {
+					return err
+				}
+			}
+			return run(cmd.Context(), f, o)
+		},
+	}
+	o.PrintFlags.AddFlags(cmd)
+	return cmd
+}
+
+// whoAmI errors are kubectl's.
+var (
+	errSelfSubjectReviewNotEnabled = errors.New("the selfsubjectreviews API is not enabled in the cluster")
+	errSelfSubjectReviewForbidden  = errors.New("the selfsubjectreviews API is not enabled in the cluster or you do not have permission to call it")
+)
+
+func runWhoAmI(ctx context.Context, f *Factory, o *WhoAmIOptions) error {
+	cs, err := f.KubernetesClientSet()
+	if err != nil {
+		return err
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsForbidden(err):
+		return errSelfSubjectReviewForbidden
+	case apierrors.IsNotFound(err):
+		return errSelfSubjectReviewNotEnabled
+	case err != nil:
+		return fmt.Errorf("create selfsubjectreview: %w", err)
+	}
+	if o.PrintFlags.OutputFormat != "" || o.PrintFlags.Template != "" {
+		review.SetGroupVersionKind(authenticationv1.SchemeGroupVersion.WithKind("SelfSubjectReview"))
+		printer, err := o.PrintFlags.ToPrinter()
+		if err != nil {
+			return err
+		}
+		return printer.PrintObj(review, o.Streams.Out)
+	}
+	ui := review.Status.UserInfo
+	w := NewTabWriter(o.Streams.Out)
+	fmt.Fprintf(w, "ATTRIBUTE\tVALUE\n")
+	if ui.Username != "" {
+		fmt.Fprintf(w, "Username\t%s\n", ui.Username)
+	}
+	if ui.UID != "" {
+		fmt.Fprintf(w, "UID\t%s\n", ui.UID)
+	}
+	if len(ui.Groups) > 0 {
+		fmt.Fprintf(w, "Groups\t%v\n", ui.Groups)
+	}
+	keys := make([]string, 0, len(ui.Extra))
+	for k := range ui.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "Extra: %s\t%v\n", k, ui.Extra[k])
+	}
+	return w.Flush()
 }

@@ -34,6 +34,9 @@ type CreateOptions struct {
 	Validate     string
 	Filenames    FilenameOptions
 	Streams      IOStreams
+	// ErrorPrefix, when set, prefixes the server's error on create, as
+	// kubectl's generators do ("failed to create quota: ...").
+	ErrorPrefix string
 }
 
 func (o *CreateOptions) addFlags(cmd *cobra.Command) {
@@ -58,11 +61,14 @@ func NewCmdCreate(f *Factory, streams IOStreams) *cobra.Command {
   # Create a namespace
   minikctl create namespace demo`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Filenames.Empty() {
-				return usageErrorf(cmd, "Unexpected args: %v", args)
-			}
 			if len(args) > 0 {
 				return usageErrorf(cmd, "Unexpected args: %v", args)
+			}
+			if o.Filenames.Empty() {
+				// As kubectl: say what is missing, then behave as a
+				// group command.
+				fmt.Fprint(streams.ErrOut, "Error: must specify one of -f and -k\n\n")
+				return subcommandRun(streams.ErrOut)(cmd, args)
 			}
 			return runCreateFiles(cmd.Context(), f, o)
 		},
@@ -70,7 +76,10 @@ func NewCmdCreate(f *Factory, streams IOStreams) *cobra.Command {
 	o.addFlags(cmd)
 	o.Filenames.AddFlags(cmd, "to use to create the resource")
 	cmd.AddCommand(newCmdCreateNamespace(f, streams), newCmdCreateDeployment(f, streams), newCmdCreateConfigMap(f, streams), newCmdCreateSecret(f, streams),
-		newCmdCreateJob(f, streams), newCmdCreateCronJob(f, streams))
+		newCmdCreateJob(f, streams), newCmdCreateCronJob(f, streams), newCmdCreateService(f, streams), newCmdCreateRole(f, streams),
+		newCmdCreateClusterRole(f, streams), newCmdCreateRoleBinding(f, streams), newCmdCreateClusterRoleBinding(f, streams),
+		newCmdCreateServiceAccount(f, streams), newCmdCreateToken(f, streams), newCmdCreatePriorityClass(f, streams),
+		newCmdCreateQuota(f, streams), newCmdCreatePodDisruptionBudget(f, streams), newCmdCreateIngress(f, streams))
 	return cmd
 }
 
@@ -99,7 +108,6 @@ func (o *CreateOptions) create(ctx context.Context, f *Factory, obj runtime.Obje
 		u.SetGroupVersionKind(gvks[0])
 	}
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u.Object, "status")
 	mapper, err := f.ToRESTMapper()
 	if err != nil {
 		return err
@@ -128,6 +136,9 @@ func (o *CreateOptions) create(ctx context.Context, f *Factory, obj runtime.Obje
 			opts.DryRun = []string{metav1.DryRunAll}
 		}
 		created, err := resourceClient(dc, info).Create(ctx, u, opts)
+		if err != nil && o.ErrorPrefix != "" {
+			return fmt.Errorf("%s %v", o.ErrorPrefix, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -397,10 +408,7 @@ func newCmdCreateSecret(f *Factory, streams IOStreams) *cobra.Command {
 		Use:   "secret (docker-registry | generic | tls)",
 		Short: "Create a secret using a specified subcommand",
 		Long:  "Create a secret with specified type.",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.SetOut(streams.ErrOut)
-			return cmd.Help()
-		},
+		RunE:  subcommandRun(streams.ErrOut),
 	}
 	o := &CreateOptions{Streams: streams}
 	var literals, files, envFiles []string
@@ -438,7 +446,7 @@ func newCmdCreateSecret(f *Factory, streams IOStreams) *cobra.Command {
 	generic.Flags().StringArrayVar(&literals, "from-literal", nil, "Specify a key and literal value to insert in secret (i.e. mykey=somevalue)")
 	generic.Flags().StringSliceVar(&envFiles, "from-env-file", nil, "Specify the path to a file to read lines of key=val pairs to create a secret.")
 	generic.Flags().StringVar(&secretType, "type", "", "The type of secret to create")
-	cmd.AddCommand(generic)
+	cmd.AddCommand(generic, newCmdCreateSecretTLS(f, streams), newCmdCreateSecretDockerRegistry(f, streams))
 	return cmd
 }
 

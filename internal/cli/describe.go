@@ -11,6 +11,8 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	kubectldescribe "k8s.io/kubectl/pkg/describe"
 )
 
 // DescribeOptions are the inputs of describe.
@@ -90,7 +92,11 @@ func runDescribe(ctx context.Context, f *Factory, o *DescribeOptions) error {
 	if err != nil {
 		return err
 	}
-	d := &describer{client: cs, showEvents: o.ShowEvents, chunkSize: o.ChunkSize}
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	d := &describer{client: cs, config: cfg, showEvents: o.ShowEvents, chunkSize: o.ChunkSize}
 	if len(errs) == 1 && len(infos) == 0 && apierrors.IsNotFound(errs[0]) && len(o.Selection.Args) == 2 {
 		return describeMatching(ctx, f, d, o, errs[0])
 	}
@@ -152,7 +158,10 @@ func describeMatching(ctx context.Context, f *Factory, d *describer, o *Describe
 // description needs besides the object (events, replica sets, pods,
 // endpoint slices, leases).
 type describer struct {
-	client     kubernetes.Interface
+	client kubernetes.Interface
+	// config builds kubectl's own describers (k8s.io/kubectl/pkg/describe)
+	// for the kinds minikctl has no layout of its own for.
+	config     *rest.Config
 	showEvents bool
 	chunkSize  int64
 }
@@ -168,6 +177,11 @@ func (d *describer) describe(ctx context.Context, info *Info) (string, error) {
 		if _, isTyped := typed.(runtime.Unstructured); !isTyped {
 			return fn(ctx, d, typed)
 		}
+	}
+	if kd, ok := kubectldescribe.DescriberFor(info.Mapping.GroupVersionKind.GroupKind(), d.config); ok {
+		// kubectl's describers read the object again themselves; their
+		// requests are bounded by the REST config's timeout.
+		return kd.Describe(info.Namespace, info.Name, kubectldescribe.DescriberSettings{ShowEvents: d.showEvents, ChunkSize: d.chunkSize})
 	}
 	return d.describeGeneric(ctx, info.Object)
 }

@@ -24,6 +24,12 @@ const DefaultErrorExitCode = 1
 // for commands that already reported their problem.
 var ErrExit = errors.New("exit")
 
+// flagError is a command line that does not parse (an unknown flag, a
+// flag without its value): kubectl prints it as cobra does, "Error: ...".
+type flagError struct{ error }
+
+func (e flagError) Unwrap() error { return e.error }
+
 // usageErrorf returns kubectl's usage error: the message, then a pointer to
 // the command's help.
 func usageErrorf(cmd *cobra.Command, format string, args ...any) error {
@@ -72,6 +78,16 @@ func errorMessage(err error) (string, int) {
 	}
 	if errors.Is(err, ErrExit) {
 		return "", DefaultErrorExitCode
+	}
+	var df diffFailure
+	if errors.As(err, &df) {
+		// kubectl's CheckDiffErr: diff's own failures exit above 1.
+		msg, code := errorMessage(df.error)
+		return msg, code + 1
+	}
+	var fe flagError
+	if errors.As(err, &fe) {
+		return "Error: " + fe.Error(), DefaultErrorExitCode
 	}
 	if apierrors.IsInvalid(err) {
 		var se apierrors.APIStatus

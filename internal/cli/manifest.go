@@ -24,6 +24,8 @@ var manifestExtensions = []string{".json", ".yaml", ".yml"}
 // FilenameOptions are the -f/--filename and -R/--recursive flags.
 type FilenameOptions struct {
 	Filenames []string
+	// Kustomize is the kustomization directory of -k.
+	Kustomize string
 	Recursive bool
 }
 
@@ -31,11 +33,12 @@ type FilenameOptions struct {
 // files ".
 func (o *FilenameOptions) AddFlags(cmd *cobra.Command, usage string) {
 	cmd.Flags().StringSliceVarP(&o.Filenames, "filename", "f", o.Filenames, "Filename, directory, or URL to files "+usage)
+	cmd.Flags().StringVarP(&o.Kustomize, "kustomize", "k", o.Kustomize, "Process the kustomization directory. This flag can't be used together with -f or -R.")
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", o.Recursive, "Process the directory used in -f, --filename recursively. Useful when you want to manage related manifests organized within the same directory.")
 }
 
 // Empty reports whether no file was given.
-func (o *FilenameOptions) Empty() bool { return len(o.Filenames) == 0 }
+func (o *FilenameOptions) Empty() bool { return len(o.Filenames) == 0 && o.Kustomize == "" }
 
 // ManifestObject is one object read from a manifest, with the name of the
 // file it came from ("STDIN" for standard input).
@@ -57,6 +60,19 @@ func ReadManifests(o FilenameOptions, stdin io.Reader) ([]ManifestObject, []erro
 	type input struct {
 		source string
 		stdin  bool
+	}
+	if o.Kustomize != "" {
+		var errs []error
+		if len(o.Filenames) > 0 {
+			errs = append(errs, errors.New("only one of -f or -k can be specified"))
+		}
+		if o.Recursive {
+			errs = append(errs, errors.New("the -k flag can't be used with -f or -R"))
+		}
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		return kustomizeManifests(o.Kustomize)
 	}
 	var inputs []input
 	for _, name := range o.Filenames {

@@ -242,10 +242,7 @@ func NewCmdConfig(f *Factory, streams IOStreams) *cobra.Command {
   1.  If the --kubeconfig flag is set, then only that file is loaded. The flag may only be set once and no merging takes place.
   2.  If $KUBECONFIG environment variable is set, then it is used as a list of paths (normal path delimiting rules for your system). These paths are merged. When a value is modified, it is modified in the file that defines the stanza. When a value is created, it is created in the first file that exists. If no files in the chain exist, then it creates the last file in the list.
   3.  Otherwise, ${HOME}/.kube/config is used and no merging takes place.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.SetOut(streams.ErrOut)
-			return cmd.Help()
-		},
+		RunE: subcommandRun(streams.ErrOut),
 	}
 	var minify, raw, flatten bool
 	viewPrint := &PrintFlags{OutputFormat: "yaml"}
@@ -404,7 +401,86 @@ func NewCmdConfig(f *Factory, streams IOStreams) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(view, getContexts, useContext, currentContext)
+	cmd.AddCommand(view, getContexts, useContext, currentContext, newCmdConfigSetContext(f, streams))
+	return cmd
+}
+
+// helpErrorf is the error of kubectl's config subcommands: the help on
+// stdout, then the message alone.
+func helpErrorf(cmd *cobra.Command, format string, args ...any) error {
+	if err := cmd.Help(); err != nil {
+		return err
+	}
+	return fmt.Errorf(format, args...)
+}
+
+// newCmdConfigSetContext returns config set-context: it creates or
+// modifies a context of the kubeconfig file, merging the given fields.
+func newCmdConfigSetContext(f *Factory, streams IOStreams) *cobra.Command {
+	var current bool
+	var cluster, authInfo, namespace string
+	cmd := &cobra.Command{
+		Use:                   "set-context [NAME | --current] [--cluster=cluster_nickname] [--user=user_nickname] [--namespace=namespace]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Set a context entry in kubeconfig",
+		Long:                  "Set a context entry in kubeconfig.\n\n Specifying a name that already exists will merge new fields on top of existing values for those fields.",
+		Example: `  # Set the user field on the gce context entry without touching other values
+  minikctl config set-context gce --user=cluster-admin`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return helpErrorf(cmd, "Unexpected args: %v", args)
+			}
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			if name == "" && !current {
+				return errors.New("you must specify a non-empty context name or --current")
+			}
+			if name != "" && current {
+				return errors.New("you cannot specify both a context name and --current")
+			}
+			access := f.ToRawKubeConfigLoader().ConfigAccess()
+			config, err := access.GetStartingConfig()
+			if err != nil {
+				return err
+			}
+			if current {
+				if config.CurrentContext == "" {
+					return errors.New("no current context is set")
+				}
+				name = config.CurrentContext
+			}
+			c, exists := config.Contexts[name]
+			if !exists {
+				c = clientcmdapi.NewContext()
+			}
+			modified := *c
+			if cmd.Flags().Changed("cluster") {
+				modified.Cluster = cluster
+			}
+			if cmd.Flags().Changed("user") {
+				modified.AuthInfo = authInfo
+			}
+			if cmd.Flags().Changed("namespace") {
+				modified.Namespace = namespace
+			}
+			config.Contexts[name] = &modified
+			if err := clientcmd.ModifyConfig(access, *config, true); err != nil {
+				return fmt.Errorf("write context %q: %w", name, err)
+			}
+			if exists {
+				fmt.Fprintf(streams.Out, "Context %q modified.\n", name)
+			} else {
+				fmt.Fprintf(streams.Out, "Context %q created.\n", name)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&current, "current", false, "Modify the current context")
+	cmd.Flags().StringVar(&cluster, "cluster", "", "cluster for the context entry in kubeconfig")
+	cmd.Flags().StringVar(&authInfo, "user", "", "user for the context entry in kubeconfig")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace for the context entry in kubeconfig")
 	return cmd
 }
 

@@ -526,22 +526,6 @@ type SetImageOptions struct {
 	Images map[string]string
 }
 
-// NewCmdSet returns the set command with its image subcommand.
-func NewCmdSet(f *Factory, streams IOStreams) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:                   "set SUBCOMMAND",
-		DisableFlagsInUseLine: true,
-		Short:                 "Set specific features on objects",
-		Long:                  "Configure application resources.\n\n These commands help you make changes to existing application resources.",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.SetOut(streams.ErrOut)
-			return cmd.Help()
-		},
-	}
-	cmd.AddCommand(newCmdSetImage(f, streams))
-	return cmd
-}
-
 func newCmdSetImage(f *Factory, streams IOStreams) *cobra.Command {
 	o := &SetImageOptions{}
 	o.Streams = streams

@@ -149,7 +149,7 @@ func TestApplyOptions(t *testing.T) {
 func TestRunReportsUsageErrors(t *testing.T) {
 	streams, _, out, errOut := TestStreams()
 	code := Run(context.Background(), []string{"get", "--nope"}, streams)
-	if code != 1 || out.Len() != 0 || errOut.String() != "error: unknown flag: --nope\nSee 'minikctl get --help' for usage.\n" {
+	if code != 1 || out.Len() != 0 || errOut.String() != "Error: unknown flag: --nope\nSee 'minikctl get --help' for usage.\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }

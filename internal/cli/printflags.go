@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
 )
 
 // DryRunStrategy is the value of --dry-run.
@@ -155,14 +156,14 @@ func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
 		return &NamePrinter{ShortOutput: true}, nil
 	case "json", "yaml":
 		if format == "json" {
-			p = &JSONPrinter{}
+			p = &printers.JSONPrinter{}
 		} else {
-			p = &YAMLPrinter{}
+			p = &printers.YAMLPrinter{}
 		}
 		// As kubectl's JSON and YAML printers (only those: templates
 		// see every field).
 		if !f.ShowManagedFields {
-			p = &omitManagedFieldsPrinter{delegate: p}
+			p = &printers.OmitManagedFieldsPrinter{Delegate: p}
 		}
 		return p, nil
 	case "custom-columns", "custom-columns-file":
@@ -223,16 +224,19 @@ func (f *PrintFlags) templatePrinter() (p ResourcePrinter, ok bool, err error) {
 		tmpl = data
 	}
 	if kind.jsonPath {
-		jp, err := NewJSONPathPrinter(tmpl, format == "jsonpath-as-json", f.AllowMissingTemplateKeys)
+		jp, err := printers.NewJSONPathPrinter(tmpl)
 		if err != nil {
 			return nil, true, fmt.Errorf("error parsing jsonpath %s, %v\n", tmpl, err)
 		}
+		jp.AllowMissingKeys(f.AllowMissingTemplateKeys)
+		jp.EnableJSONOutput(format == "jsonpath-as-json")
 		return jp, true, nil
 	}
-	gt, err := NewGoTemplatePrinter(tmpl, f.AllowMissingTemplateKeys)
+	gt, err := printers.NewGoTemplatePrinter([]byte(tmpl))
 	if err != nil {
 		return nil, true, fmt.Errorf("error parsing template %s, %v", tmpl, err)
 	}
+	gt.AllowMissingKeys(f.AllowMissingTemplateKeys)
 	return gt, true, nil
 }
 

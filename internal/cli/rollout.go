@@ -81,13 +81,7 @@ func NewCmdRollout(f *Factory, streams IOStreams) *cobra.Command {
 
   # Check the rollout status of a deployment
   minikctl -n demo rollout status deployment/web --timeout=120s`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			cmd.SetOut(streams.ErrOut)
-			return cmd.Help()
-		},
+		RunE: subcommandRun(streams.Out),
 	}
 	cmd.AddCommand(newCmdRolloutStatus(f, streams), newCmdRolloutHistory(f, streams), newCmdRolloutUndo(f, streams),
 		newCmdRolloutRestart(f, streams), newCmdRolloutPause(f, streams), newCmdRolloutResume(f, streams))

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -31,7 +33,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 	cmd.SetErr(streams.ErrOut)
 	flags.AddFlags(cmd.PersistentFlags())
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())
+		return flagError{fmt.Errorf("%s\nSee '%s --help' for usage.", err, c.CommandPath())}
 	})
 	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(
@@ -60,8 +62,32 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdConfig(f, streams),
 		NewCmdCompletion(streams),
 		NewCmdAuth(f, streams),
+		NewCmdRun(f, streams),
+		NewCmdExpose(f, streams),
+		NewCmdReplace(f, streams),
+		NewCmdDiff(f, streams),
+		NewCmdExplain(f, streams),
+		NewCmdKustomize(streams),
 	)
 	return cmd
+}
+
+// subcommandRun is the run of a command that only groups subcommands, as
+// kubectl's DefaultSubCommandRun: an unknown subcommand is a usage error;
+// none prints the help to out and fails, so a script never sees success
+// for a command that did nothing.
+func subcommandRun(out io.Writer) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf(cmd, "unknown command %q", strings.Join(args, " "))
+		}
+		cmd.SetOut(out)
+		cmd.SetErr(out)
+		if err := cmd.Help(); err != nil {
+			return err
+		}
+		return ErrExit
+	}
 }
 
 // Run executes minikctl with args (without the program name) and returns

@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,8 +73,9 @@ func TestScripts(t *testing.T) {
 			}
 			srv := testserver.StartWith(t, serverOptions(string(ar.comment)))
 			t.Chdir(work)
-			got := runScript(t, string(script), srv.KubeconfigPath)
+			got := runScript(t, string(script), func(line string) string { return runCommand(t, line, srv.KubeconfigPath) })
 			if got == string(script) {
+				compareWithKubectl(t, ar, string(script), web)
 				return
 			}
 			if *update {
@@ -117,6 +120,120 @@ func serverOptions(comment string) testserver.Options {
 // seconds, until its output is the transcript's.
 const eventually = "   # eventually"
 
+// notKubectl marks a command whose output real kubectl (the older
+// /usr/bin/kubectl of the test machine) legitimately prints otherwise; the
+// comment after it says why. compareWithKubectl skips it.
+const notKubectl = "   # kubectl differs:"
+
+// commandOf strips a command line's annotations ("   # ...").
+func commandOf(line string) string {
+	if i := strings.Index(line, "   # "); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
+
+// compareWithKubectl runs script, when its comment says "compare:
+// kubectl" and /usr/bin/kubectl exists, with real kubectl against a second
+// fresh minikd in a second working directory holding the same files, and
+// fails where kubectl's output differs from the transcript's (kubectl's
+// name replaced by minikctl's in messages), except for the commands
+// marked notKubectl.
+func compareWithKubectl(t *testing.T, ar *txtar, script string, web []byte) {
+	if !strings.Contains(string(ar.comment), "compare: kubectl") {
+		return
+	}
+	kubectl, err := exec.LookPath("/usr/bin/kubectl")
+	if err != nil {
+		t.Log("no /usr/bin/kubectl: outputs not compared with kubectl's")
+		return
+	}
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "web.yaml"), web, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ar.files {
+		if f.name == "script" {
+			continue
+		}
+		path := filepath.Join(work, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := testserver.StartWith(t, serverOptions(string(ar.comment)))
+	got := runScript(t, script, func(line string) string {
+		return runKubectl(t, kubectl, work, line, srv.KubeconfigPath)
+	})
+	want, have := expectedOutputs(script), expectedOutputs(got)
+	var lines []string
+	for _, line := range strings.Split(script, "\n") {
+		if strings.HasPrefix(line, "$ minikctl") {
+			lines = append(lines, line)
+		}
+	}
+	for i, line := range lines {
+		if strings.Contains(line, notKubectl) || i >= len(have) {
+			continue
+		}
+		if want[i] != have[i] {
+			t.Errorf("kubectl prints otherwise for %q:\n--- minikctl\n%s\n--- kubectl\n%s", line, want[i], have[i])
+		}
+	}
+}
+
+// runKubectl runs one "$ minikctl ..." line with real kubectl in dir and
+// returns its transcript output, normalized as minikctl's.
+func runKubectl(t *testing.T, kubectl, dir, line, kubeconfig string) string {
+	args, stdinFile, err := splitCommand(strings.TrimPrefix(line, "$ minikctl"))
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECTL_KUBERC=false", "HOME="+dir)
+	if stdinFile != "" {
+		f, err := os.Open(filepath.Join(dir, stdinFile))
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("%s: %v", line, err)
+		}
+		code = exit.ExitCode()
+	}
+	// kubectl v1.32 prints the zero creationTimestamp as null; v1.37's
+	// ObjectMeta omits it (omitzero), as minikctl does.
+	stdout = *bytes.NewBufferString(nullTimestampRE.ReplaceAllString(stdout.String(), ""))
+	rename := strings.NewReplacer("'kubectl ", "'minikctl ", `for "kubectl"`, `for "minikctl"`, "\n  kubectl ", "\n  minikctl ", `Use "kubectl `, `Use "minikctl `)
+	var out strings.Builder
+	out.WriteString(normalize(rename.Replace(stdout.String())))
+	if stdout.Len() > 0 && !strings.HasSuffix(stdout.String(), "\n") {
+		out.WriteString("\n[no newline at end of output]\n")
+	}
+	if stderr.Len() > 0 {
+		out.WriteString("[stderr]\n")
+		out.WriteString(normalize(rename.Replace(stderr.String())))
+	}
+	if code != 0 {
+		fmt.Fprintf(&out, "[exit %d]\n", code)
+	}
+	return out.String()
+}
+
 // expectedOutputs returns, per command line of script in order, the output
 // the transcript records for it.
 func expectedOutputs(script string) []string {
@@ -140,8 +257,9 @@ func expectedOutputs(script string) []string {
 	return outs
 }
 
-// runScript runs the commands of script and returns the transcript.
-func runScript(t *testing.T, script, kubeconfig string) string {
+// runScript runs the commands of script with run and returns the
+// transcript.
+func runScript(t *testing.T, script string, run func(line string) string) string {
 	var out strings.Builder
 	expected := expectedOutputs(script)
 	n := -1
@@ -162,7 +280,7 @@ func runScript(t *testing.T, script, kubeconfig string) string {
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			got := runCommand(t, strings.TrimSuffix(line, eventually), kubeconfig)
+			got := run(commandOf(line))
 			if !retry || got == expected[n] || time.Now().After(deadline) {
 				out.WriteString(got)
 				break
@@ -249,16 +367,20 @@ func splitCommand(line string) (args []string, stdin string, err error) {
 }
 
 var (
-	timestampRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
-	uidRE       = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	rvRE        = regexp.MustCompile(`("?resourceVersion"?: )"[^"]+"`)
-	rfc1123zRE  = regexp.MustCompile(`[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}`)
-	podNameRE   = regexp.MustCompile(`\b([a-z0-9-]+-[0-9a-f]{6,10})-[b-df-hj-np-tv-z2-9]{5}\b`)
-	gapRE       = regexp.MustCompile(`(\S)   +`)
-	ipMidRE     = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}  `)
-	ipRE        = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
-	ageRE       = regexp.MustCompile(`^(\d+[smhdy])+$`)
-	durationRE  = regexp.MustCompile(`(?m)^(Duration:\s+)(\d+[smhdy])+$`)
+	timestampRE     = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z`)
+	uidRE           = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	rvRE            = regexp.MustCompile(`("?resourceVersion"?: )"[^"]+"`)
+	rfc1123zRE      = regexp.MustCompile(`[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}`)
+	podNameRE       = regexp.MustCompile(`\b([a-z0-9-]+-[0-9a-f]{6,10})-[b-df-hj-np-tv-z2-9]{5}\b`)
+	gapRE           = regexp.MustCompile(`(\S)   +`)
+	ipMidRE         = regexp.MustCompile(`\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}  `)
+	ipRE            = regexp.MustCompile(`\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b`)
+	describeRVRE    = regexp.MustCompile(`(?m)^(\s+Resource Version:\s+)\d+$`)
+	diffTimeRE      = regexp.MustCompile(`\t\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)? [+-]\d{4}`)
+	diffDirRE       = regexp.MustCompile(`\S*/(LIVE|MERGED)-\d+`)
+	nullTimestampRE = regexp.MustCompile(`(?m)^ *creationTimestamp: null\n`)
+	ageRE           = regexp.MustCompile(`^(\d+[smhdy])+$`)
+	durationRE      = regexp.MustCompile(`(?m)^(Duration:\s+)(\d+[smhdy])+$`)
 )
 
 // normalize replaces what changes from run to run: timestamps (RFC 3339
@@ -267,9 +389,12 @@ var (
 // stay aligned); and the AGE cells of tables, which become "0s" while
 // keeping the columns after them in place.
 func normalize(s string) string {
+	s = diffTimeRE.ReplaceAllString(s, "\t<time>")
+	s = diffDirRE.ReplaceAllString(s, "$1-XXX")
 	s = timestampRE.ReplaceAllString(s, "<time>")
 	s = uidRE.ReplaceAllString(s, "<uid>")
 	s = rvRE.ReplaceAllString(s, `$1"<rv>"`)
+	s = describeRVRE.ReplaceAllString(s, "${1}<rv>")
 	s = rfc1123zRE.ReplaceAllString(s, "<time>")
 	s = durationRE.ReplaceAllString(s, "${1}<duration>")
 	s = podNameRE.ReplaceAllString(s, "${1}-xxxxx")
