@@ -60,6 +60,12 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdConfig(f, streams),
 		NewCmdCompletion(streams),
 		NewCmdAuth(f, streams),
+		NewCmdExec(f, streams),
+		NewCmdAttach(f, streams),
+		NewCmdCp(f, streams),
+		NewCmdPortForward(f, streams),
+		NewCmdRun(f, streams),
+		NewCmdDebug(f, streams),
 	)
 	return cmd
 }
