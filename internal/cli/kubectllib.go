@@ -26,8 +26,16 @@ import (
 // cached discovery and RESTMapper.
 type restClientGetter struct{ f *Factory }
 
-// ToRESTConfig returns the invocation's client configuration.
-func (g restClientGetter) ToRESTConfig() (*rest.Config, error) { return g.f.ToRESTConfig() }
+// ToRESTConfig returns a copy of the invocation's client configuration:
+// kubectl's code changes what it is given (top sets a protobuf content
+// type), which must not reach minikctl's other clients.
+func (g restClientGetter) ToRESTConfig() (*rest.Config, error) {
+	cfg, err := g.f.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return rest.CopyConfig(cfg), nil
+}
 
 // ToDiscoveryClient returns the invocation's cached discovery client.
 func (g restClientGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {

@@ -66,6 +66,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdPortForward(f, streams),
 		NewCmdRun(f, streams),
 		NewCmdDebug(f, streams),
+		NewCmdTop(f, streams),
 	)
 	return cmd
 }
