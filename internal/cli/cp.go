@@ -2,8 +2,13 @@ package cli
 
 import (
 	"context"
+	"io"
+	"net/url"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
 	kcp "k8s.io/kubectl/pkg/cmd/cp"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
@@ -44,7 +49,9 @@ func newCmdCp(f *Factory, streams IOStreams, runF func(context.Context, *kcp.Cop
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			o.Executor = streamExecutor{ctx: cmd.Context()}
+			e := cpExecutor{streamExecutor: streamExecutor{ctx: cmd.Context()}, finished: &atomic.Bool{}}
+			o.Executor = e
+			defer e.finished.Store(true)
 			return runF(cmd.Context(), o)
 		},
 	}
@@ -52,4 +59,30 @@ func newCmdCp(f *Factory, streams IOStreams, runF func(context.Context, *kcp.Cop
 	cmd.Flags().BoolVarP(&o.NoPreserve, "no-preserve", "", false, "The copied file/directory's ownership and permissions will not be preserved in the container")
 	cmd.Flags().IntVarP(&o.MaxTries, "retries", "", 0, "Set number of retries to complete a copy operation from a container. Specify 0 to disable or any negative value for infinite retrying. The default is 0 (no retry).")
 	return cmd
+}
+
+// cpExecutor is the executor of cp's tar sessions. kubectl runs them
+// from goroutines that exit the process on an error — harmless in
+// kubectl, whose process has exited by then, but minikctl's context is
+// cancelled when the command returns, and the sessions would then fail
+// and exit the process (a test's, too). The remote tar stops at the
+// archive's end marker: copying in, the rest of the last record is never
+// read; copying out, the rest is never read locally. So once a session
+// ends, what the archive still has to write is read and dropped, and a
+// session that ends after the command has returned reports nothing.
+type cpExecutor struct {
+	streamExecutor
+	finished *atomic.Bool
+}
+
+// Execute runs one tar session, then drains its stdin.
+func (e cpExecutor) Execute(u *url.URL, cfg *rest.Config, stdin io.Reader, stdout, stderr io.Writer, tty bool, q remotecommand.TerminalSizeQueue) error {
+	err := e.streamExecutor.Execute(u, cfg, stdin, stdout, stderr, tty, q)
+	if stdin != nil {
+		_, _ = io.Copy(io.Discard, stdin)
+	}
+	if e.finished.Load() {
+		return nil
+	}
+	return err
 }

@@ -11,7 +11,7 @@ import (
 // container and attaches) run over minikctl's factory.
 func NewCmdDebug(f *Factory, streams IOStreams) *cobra.Command {
 	return newCmdDebug(f, streams, func(o *kdebug.DebugOptions, cmd *cobra.Command) error {
-		return o.Run(restClientGetter{f}, cmd)
+		return o.Run(kubectlFactory(f), cmd)
 	})
 }
 
@@ -46,7 +46,7 @@ func newCmdDebug(f *Factory, streams IOStreams, runF func(*kdebug.DebugOptions, 
   # The container will run in the host namespaces and the host's filesystem will be mounted at /host
   minikctl debug node/mynode -it --image=busybox`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(restClientGetter{f}, cmd, args); err != nil {
+			if err := o.Complete(kubectlFactory(f), cmd, args); err != nil {
 				return err
 			}
 			if err := o.Validate(); err != nil {

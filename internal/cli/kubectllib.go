@@ -50,9 +50,12 @@ func (g restClientGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	return g.f.ToRawKubeConfigLoader()
 }
 
-// kubectlFactory returns kubectl's command factory over minikctl's.
+// kubectlFactory returns kubectl's command factory over minikctl's,
+// wrapped as kubectl wraps its kubeconfig flags: its REST configs carry
+// the core group's defaults (group version, API path, serializer), which
+// kubectl's exec and attach build REST clients from.
 func kubectlFactory(f *Factory) cmdutil.Factory {
-	return cmdutil.NewFactory(restClientGetter{f})
+	return cmdutil.NewFactory(cmdutil.NewMatchVersionFlags(restClientGetter{f}))
 }
 
 // kubectlStreams converts minikctl's streams to cli-runtime's.

@@ -506,14 +506,77 @@ func TestCpCommand(t *testing.T) {
 			t.Fatalf("cp a directory in: %s", got)
 		}
 		back := filepath.Join(dir, "back")
+		// kubectl writes the remote tar's stderr to its stdout.
 		got := s.minikctl(t, "", "cp", "shell:/tmp/tree", back, "-c", "app")
-		if got != (result{"", "tar: removing leading '/' from member names\n", 0}) {
+		if got != (result{"tar: removing leading '/' from member names\n", "", 0}) {
 			t.Errorf("cp a directory out: %s", got)
 		}
 		for name, want := range map[string]string{"a.txt": "alpha\n", "sub/b.txt": "beta\n"} {
 			if data, err := os.ReadFile(filepath.Join(back, name)); err != nil || string(data) != want {
 				t.Errorf("%s copied back: %q, %v", name, data, err)
 			}
+		}
+		kback := filepath.Join(dir, "kback")
+		if kc, ok := s.kubectl(t, "", "cp", "shell:/tmp/tree", kback, "-c", "app"); ok {
+			if kc != got {
+				t.Errorf("cp out differs from kubectl's:\nminikctl %s\nkubectl  %s", got, kc)
+			}
+			if data, err := os.ReadFile(filepath.Join(kback, "sub/b.txt")); err != nil || string(data) != "beta\n" {
+				t.Errorf("kubectl cp: sub/b.txt %q, %v", data, err)
+			}
+		}
+	})
+}
+
+// TestInteractiveSessions sends stdin to a container's main process with
+// run -i and attach -i, as kubectl does. A runtime whose containers do not
+// wait on stdin (they end before the attach) makes kubectl fall back to
+// the logs: the test then skips, saying so.
+func TestInteractiveSessions(t *testing.T) {
+	s := startStreamsServer(t)
+	t.Run("run -i --rm --restart=Never", func(t *testing.T) {
+		for _, tool := range []string{"minikctl", "kubectl"} {
+			pod := "talk-" + tool
+			args := []string{"run", pod, "--image=busybox:1.36", "--restart=Never", "-i", "--rm", "--", "sh"}
+			var got result
+			if tool == "minikctl" {
+				got = s.minikctl(t, "echo got hello; exit 4\n", args...)
+			} else {
+				var ok bool
+				if got, ok = s.kubectl(t, "echo got hello; exit 4\n", args...); !ok {
+					continue
+				}
+			}
+			if strings.Contains(got.stderr, "couldn't attach") {
+				t.Skipf("the runtime's container did not wait on stdin: %s", got)
+			}
+			if got.code != 4 || !strings.Contains(got.stdout, "got hello\n") || !strings.Contains(got.stdout, `pod "`+pod+`" deleted`) ||
+				!strings.Contains(got.stderr, "pod default/"+pod+" terminated (Error)") {
+				t.Errorf("%s %s: got %s", tool, strings.Join(args, " "), got)
+			}
+		}
+	})
+	t.Run("attach -i to a shell that reads stdin", func(t *testing.T) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: "default"}, Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "app", Image: "busybox:1.36", Stdin: true, StdinOnce: true,
+				Command: []string{"sh"}}}}}
+		if _, err := s.cs.CoreV1().Pods("default").Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got := s.waitPod(t, "reader", "Running or done", func(p *corev1.Pod) bool {
+			return p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+		})
+		if got.Status.Phase != corev1.PodRunning {
+			t.Skipf("the runtime's container did not wait on stdin: %s", got.Status.Phase)
+		}
+		res := s.minikctl(t, "echo got hi\n", "attach", "-i", "reader")
+		if strings.Contains(res.stderr, "completed pod") {
+			t.Skipf("the runtime's container did not wait on stdin: %s", res)
+		}
+		want := result{"got hi\n", "All commands and output from this session will be recorded in container logs, including credentials and sensitive information passed through the command prompt.\nIf you don't see a command prompt, try pressing enter.\n", 0}
+		if res != want {
+			t.Errorf("got %s\nwant %s", res, want)
 		}
 	})
 }

@@ -86,6 +86,6 @@ func TestTopCommand(t *testing.T) {
 	})
 	t.Run("bad input", func(t *testing.T) {
 		s.check(t, "", result{"", "error: --sort-by accepts only cpu or memory\n", 1}, nil, "top", "pods", "--sort-by=name")
-		s.check(t, "", result{"", "Error from server (NotFound): podmetrics.metrics.k8s.io \"default/missing\" not found\n", 1}, nil, "top", "pod", "missing")
+		s.check(t, "", result{"", "Error from server (NotFound): pods \"missing\" not found\n", 1}, nil, "top", "pod", "missing")
 	})
 }
