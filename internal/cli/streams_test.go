@@ -36,7 +36,7 @@ type streamsServer struct {
 	pre137 bool
 }
 
-func startStreamsServer(t *testing.T) *streamsServer {
+func startStreamsServer(t testing.TB) *streamsServer {
 	t.Helper()
 	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"*"}, Scheduler: true, Nodes: 1})
 	s := &streamsServer{srv: srv, cs: srv.Client(t)}
@@ -66,7 +66,7 @@ func startStreamsServer(t *testing.T) *streamsServer {
 }
 
 // waitPod waits until pod name satisfies cond.
-func (s *streamsServer) waitPod(t *testing.T, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+func (s *streamsServer) waitPod(t testing.TB, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
