@@ -3,6 +3,7 @@ module minik
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/go-logr/logr v1.4.4
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/cel-go v0.31.0
