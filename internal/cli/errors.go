@@ -15,6 +15,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/clientcmd"
+	utilexec "k8s.io/client-go/util/exec"
 )
 
 // DefaultErrorExitCode is the exit code of every failed command, as kubectl's.
@@ -124,6 +125,11 @@ func errorMessage(err error) (string, int) {
 	}
 	if agg, ok := err.(utilerrors.Aggregate); ok {
 		return multipleErrors("", agg.Errors()), DefaultErrorExitCode
+	}
+	// A remote command's exit status (exec, run --restart=Never) is
+	// minikctl's, as kubectl's.
+	if ee, ok := err.(utilexec.ExitError); ok {
+		return ee.Error(), ee.ExitStatus()
 	}
 	msg, ok := standardErrorMessage(err)
 	if !ok {

@@ -218,7 +218,7 @@ func (o *ExposeOptions) service(info *Info, obj runtime.Object, e *exposed) (*co
 	if selectorSpec == "" {
 		return nil, errors.New("selector must be specified")
 	}
-	selector, err := parseRunLabels(selectorSpec)
+	selector, err := parseLabelSpec(selectorSpec)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (o *ExposeOptions) service(info *Info, obj runtime.Object, e *exposed) (*co
 	if labelSpec == "" {
 		labelSpec = makeLabels(accessorOf(obj).GetLabels())
 	}
-	labels, err := parseRunLabels(labelSpec)
+	labels, err := parseLabelSpec(labelSpec)
 	if err != nil {
 		return nil, err
 	}
@@ -296,4 +296,24 @@ func (o *ExposeOptions) service(info *Info, obj runtime.Object, e *exposed) (*co
 	}
 	svc.Spec.ClusterIP = o.ClusterIP
 	return svc, nil
+}
+
+// parseLabelSpec parses "k=v,k2=v2" as kubectl's expose does, with its
+// errors.
+func parseLabelSpec(spec string) (map[string]string, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	labels := map[string]string{}
+	for _, kv := range strings.Split(spec, ",") {
+		parts := strings.Split(kv, "=")
+		if len(parts) != 2 {
+			return nil, fmt.Errorf("unexpected label spec: %s", kv)
+		}
+		if parts[0] == "" {
+			return nil, errors.New("unexpected empty label key")
+		}
+		labels[parts[0]] = parts[1]
+	}
+	return labels, nil
 }

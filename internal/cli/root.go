@@ -68,6 +68,12 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdDiff(f, streams),
 		NewCmdExplain(f, streams),
 		NewCmdKustomize(streams),
+		NewCmdExec(f, streams),
+		NewCmdAttach(f, streams),
+		NewCmdCp(f, streams),
+		NewCmdPortForward(f, streams),
+		NewCmdDebug(f, streams),
+		NewCmdTop(f, streams),
 	)
 	return cmd
 }

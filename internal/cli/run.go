@@ -1,48 +1,26 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/distribution/reference"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
+	krun "k8s.io/kubectl/pkg/cmd/run"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
-// RunOptions are the inputs of run: one pod (and with --expose a
-// ClusterIP service) built from the flags. Attaching (-i, -t, --attach,
-// --rm) is not offered yet: those flags are unknown.
-type RunOptions struct {
-	Create          CreateOptions
-	Image           string
-	Port            string
-	Env             []string
-	Labels          string
-	Annotations     []string
-	Restart         string
-	ImagePullPolicy string
-	Command         bool
-	Expose          bool
-	Privileged      bool
-
-	Name string
-	Args []string
-}
-
-// NewCmdRun returns the run command.
+// NewCmdRun returns the run command: kubectl's run options (the pod from
+// --image, --env, --port, -l, --restart and the arguments; --expose;
+// with -i/--attach: wait for it to run, attach, and with --rm delete it on
+// exit; with --restart=Never the container's exit code becomes minikctl's)
+// run over minikctl's factory. The created objects' field manager is the
+// client's user agent, not kubectl's "kubectl-run": kubectl keeps that
+// flag's value unexported.
 func NewCmdRun(f *Factory, streams IOStreams) *cobra.Command {
-	return newCmdRun(f, streams, runRun)
+	return newCmdRun(f, streams, func(o *krun.RunOptions, cmd *cobra.Command, args []string) error {
+		return o.Run(kubectlFactory(f), cmd, args)
+	})
 }
 
-func newCmdRun(f *Factory, streams IOStreams, run func(context.Context, *Factory, *RunOptions) error) *cobra.Command {
-	o := &RunOptions{Create: CreateOptions{Streams: streams}, Restart: "Always"}
+func newCmdRun(f *Factory, streams IOStreams, runF func(*krun.RunOptions, *cobra.Command, []string) error) *cobra.Command {
+	o := krun.NewRunOptions(kubectlStreams(streams))
 	cmd := &cobra.Command{
 		Use:                   "run NAME --image=image [--env=\"key=value\"] [--port=port] [--dry-run=server|client] [--overrides=inline-json] [--command] -- [COMMAND] [args...]",
 		DisableFlagsInUseLine: true,
@@ -54,157 +32,60 @@ func newCmdRun(f *Factory, streams IOStreams, run func(context.Context, *Factory
   # Start a hazelcast pod and let the container expose port 5701
   minikctl run hazelcast --image=hazelcast/hazelcast --port=5701
 
-  # Start a hazelcast pod and set labels "app=hazelcast" and "env=prod" in the container
-  minikctl run hazelcast --image=hazelcast/hazelcast --labels="app=hazelcast,env=prod"
+  # Start a busybox pod and keep it in the foreground, don't restart it if it exits
+  minikctl run -i -t busybox --image=busybox --restart=Never
 
-  # Dry run; print the corresponding API objects without creating them
-  minikctl run nginx --image=nginx --dry-run=client -o yaml
+  # Start a busybox pod, run a shell in it, and delete it when the shell exits
+  minikctl run -it --rm --image=busybox shell -- sh
+
+  # Start the nginx pod using the default command, but use custom arguments (arg1 .. argN) for that command
+  minikctl run nginx --image=nginx -- <arg1> <arg2> ... <argN>
 
   # Start the nginx pod using a different command and custom arguments
   minikctl run nginx --image=nginx --command -- <cmd> <arg1> ... <argN>`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 || cmd.ArgsLenAtDash() == 0 {
-				return usageErrorf(cmd, "NAME is required for run")
-			}
-			o.Name, o.Args = args[0], args[1:]
-			if err := o.Create.complete(); err != nil {
+			if err := o.Complete(kubectlFactory(f), cmd); err != nil {
 				return err
 			}
-			if o.Image == "" {
-				return errors.New("--image is required")
+			if err := o.Validate(args); err != nil {
+				return err
 			}
-			if !reference.ReferenceRegexp.MatchString(o.Image) {
-				return fmt.Errorf("invalid image name %q: %w", o.Image, reference.ErrReferenceInvalidFormat)
-			}
-			if o.Expose && o.Port == "" {
-				return errors.New("--port must be set when exposing a service")
-			}
-			if o.Port != "" {
-				if _, err := strconv.Atoi(o.Port); err != nil {
-					return errors.New("--port must be a number")
-				}
-			}
-			return run(cmd.Context(), f, o)
+			return runF(o, cmd, args)
 		},
 	}
-	o.Create.addFlags(cmd)
-	cmd.Flags().StringVar(&o.Image, "image", "", "The image for the container to run.")
-	_ = cmd.MarkFlagRequired("image")
-	cmd.Flags().StringVar(&o.Port, "port", "", "The port that this container exposes.")
-	cmd.Flags().StringArrayVar(&o.Env, "env", nil, "Environment variables to set in the container.")
-	cmd.Flags().StringVarP(&o.Labels, "labels", "l", "", "Comma separated labels to apply to the pod. Will override previous values.")
-	cmd.Flags().StringArrayVar(&o.Annotations, "annotations", nil, "Annotations to apply to the pod.")
-	cmd.Flags().StringVar(&o.Restart, "restart", o.Restart, "The restart policy for this Pod.  Legal values [Always, OnFailure, Never].")
-	cmd.Flags().StringVar(&o.ImagePullPolicy, "image-pull-policy", "", "The image pull policy for the container.  If left empty, this value will not be specified by the client and defaulted by the server.")
-	cmd.Flags().BoolVar(&o.Command, "command", false, "If true and extra arguments are present, use them as the 'command' field in the container, rather than the 'args' field which is the default.")
-	cmd.Flags().BoolVar(&o.Expose, "expose", false, "If true, create a ClusterIP service associated with the pod.  Requires `--port`.")
-	cmd.Flags().BoolVar(&o.Privileged, "privileged", false, "If true, run the container in privileged mode.")
+	o.DeleteFlags.AddFlags(cmd)
+	o.PrintFlags.AddFlags(cmd)
+	o.RecordFlags.AddFlags(cmd)
+	_ = cmd.Flags().MarkDeprecated("filename", "it is ignored by minikctl run and will be removed in a future release")
+	_ = cmd.Flags().MarkShorthandDeprecated("filename", "it is ignored by minikctl run and will be removed in a future release")
+	addRunFlags(cmd, o)
+	cmdutil.AddApplyAnnotationFlags(cmd)
+	cmdutil.AddPodRunningTimeoutFlag(cmd, defaultPodAttachTimeout)
 	return cmd
 }
 
-// parseRunLabels reads "k=v,k2=v2" as kubectl run does.
-func parseRunLabels(spec string) (map[string]string, error) {
-	if spec == "" {
-		return nil, nil
-	}
-	labels := map[string]string{}
-	for _, kv := range strings.Split(spec, ",") {
-		parts := strings.Split(kv, "=")
-		if len(parts) != 2 {
-			return nil, fmt.Errorf("unexpected label spec: %s", kv)
-		}
-		if parts[0] == "" {
-			return nil, errors.New("unexpected empty label key")
-		}
-		labels[parts[0]] = parts[1]
-	}
-	return labels, nil
-}
-
-// pod builds the pod of run, as kubectl's createPod.
-func (o *RunOptions) pod() (*corev1.Pod, map[string]string, error) {
-	labels, err := parseRunLabels(o.Labels)
-	if err != nil {
-		return nil, nil, err
-	}
-	podLabels := labels
-	if len(podLabels) == 0 {
-		podLabels = map[string]string{"run": o.Name}
-	}
-	var envs []corev1.EnvVar
-	for _, e := range o.Env {
-		name, value, found := strings.Cut(e, "=")
-		if !found || name == "" || len(validation.IsEnvVarName(name)) != 0 {
-			return nil, nil, fmt.Errorf("invalid env: %v", e)
-		}
-		envs = append(envs, corev1.EnvVar{Name: name, Value: value})
-	}
-	restart := corev1.RestartPolicy(o.Restart)
-	switch restart {
-	case corev1.RestartPolicyAlways, corev1.RestartPolicyNever, corev1.RestartPolicyOnFailure:
-	default:
-		return nil, nil, fmt.Errorf("invalid restart policy: %s, valid values are: %s, %s, %s", o.Restart, corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)
-	}
-	pull := corev1.PullPolicy(o.ImagePullPolicy)
-	switch pull {
-	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever, "":
-	default:
-		return nil, nil, fmt.Errorf("invalid image pull policy: %s, valid values are: %s, %s, %s", o.ImagePullPolicy, corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever)
-	}
-	annotations := map[string]string{}
-	for _, a := range o.Annotations {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok || k == "" {
-			return nil, nil, fmt.Errorf("invalid annotation format: %s", a)
-		}
-		annotations[k] = v
-	}
-	if len(annotations) == 0 {
-		annotations = nil
-	}
-	c := corev1.Container{Name: o.Name, Image: o.Image, Env: envs, ImagePullPolicy: pull}
-	if o.Privileged {
-		privileged := true
-		c.SecurityContext = &corev1.SecurityContext{Privileged: &privileged}
-	}
-	if len(o.Args) > 0 {
-		if o.Command {
-			c.Command = o.Args
-		} else {
-			c.Args = o.Args
-		}
-	}
-	if o.Port != "" {
-		n, _ := strconv.Atoi(o.Port)
-		c.Ports = []corev1.ContainerPort{{ContainerPort: int32(n)}}
-	}
-	pod := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: podLabels, Annotations: annotations},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{c}, DNSPolicy: corev1.DNSClusterFirst, RestartPolicy: restart},
-	}
-	return pod, labels, nil
-}
-
-func runRun(ctx context.Context, f *Factory, o *RunOptions) error {
-	pod, labels, err := o.pod()
-	if err != nil {
-		return err
-	}
-	if err := o.Create.createGenerated(ctx, f, pod); err != nil {
-		return err
-	}
-	if !o.Expose {
-		return nil
-	}
-	n, _ := strconv.Atoi(o.Port)
-	svc := &corev1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: labels},
-		Spec: corev1.ServiceSpec{
-			Selector: pod.Labels,
-			Ports:    []corev1.ServicePort{{Port: int32(n), Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(int32(n))}},
-		},
-	}
-	return utilerrors.NewAggregate([]error{o.Create.createGenerated(ctx, f, svc)})
+// addRunFlags declares run's own flags, with kubectl's names, defaults
+// and help; kubectl's RunOptions reads them back from the command.
+func addRunFlags(cmd *cobra.Command, o *krun.RunOptions) {
+	cmdutil.AddDryRunFlag(cmd)
+	cmd.Flags().StringArray("annotations", []string{}, "Annotations to apply to the pod.")
+	cmd.Flags().StringVar(&o.Image, "image", o.Image, "The image for the container to run.")
+	_ = cmd.MarkFlagRequired("image")
+	cmd.Flags().String("image-pull-policy", "", "The image pull policy for the container.  If left empty, this value will not be specified by the client and defaulted by the server.")
+	cmd.Flags().BoolVar(&o.Remove, "rm", o.Remove, "If true, delete the pod after it exits.  Only valid when attaching to the container, e.g. with '--attach' or with '-i/--stdin'.")
+	cmd.Flags().StringArray("env", []string{}, "Environment variables to set in the container.")
+	cmd.Flags().StringVar(&o.Port, "port", o.Port, "The port that this container exposes.")
+	cmd.Flags().StringP("labels", "l", "", "Comma separated labels to apply to the pod. Will override previous values.")
+	cmd.Flags().BoolVarP(&o.Interactive, "stdin", "i", o.Interactive, "Keep stdin open on the container in the pod, even if nothing is attached.")
+	cmd.Flags().BoolVarP(&o.TTY, "tty", "t", o.TTY, "Allocate a TTY for the container in the pod.")
+	cmd.Flags().BoolVar(&o.Attach, "attach", o.Attach, "If true, wait for the Pod to start running, and then attach to the Pod as if 'minikctl attach ...' were called.  Default false, unless '-i/--stdin' is set, in which case the default is true. With '--restart=Never' the exit code of the container process is returned.")
+	cmd.Flags().BoolVar(&o.LeaveStdinOpen, "leave-stdin-open", o.LeaveStdinOpen, "If the pod is started in interactive mode or with stdin, leave stdin open after the first attach completes. By default, stdin will be closed after the first attach completes.")
+	cmd.Flags().String("restart", "Always", "The restart policy for this Pod.  Legal values [Always, OnFailure, Never].")
+	cmd.Flags().BoolVar(&o.Command, "command", o.Command, "If true and extra arguments are present, use them as the 'command' field in the container, rather than the 'args' field which is the default.")
+	cmd.Flags().BoolVar(&o.Expose, "expose", o.Expose, "If true, create a ClusterIP service associated with the pod.  Requires `--port`.")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", o.Quiet, "If true, suppress prompt messages.")
+	cmd.Flags().BoolVar(&o.Privileged, "privileged", o.Privileged, "If true, run the container in privileged mode.")
+	cmd.Flags().StringVar(&o.DetachKeys, "detach-keys", defaultDetachSequence, "Override the key sequence for detaching a container.")
+	cmd.Flags().String("field-manager", "kubectl-run", "Name of the manager used to track field ownership.")
+	o.AddOverrideFlags(cmd)
 }
