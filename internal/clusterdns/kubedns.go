@@ -13,8 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+
+	"minik/internal/auth/rbac"
 )
 
 // The kube-dns Service, as kubeadm's CoreDNS add-on installs it.
@@ -161,16 +164,10 @@ func EnsureRBAC(ctx context.Context, admin kubernetes.Interface) error {
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
 		},
 	}
-	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create clusterrole %s: %w", role.Name, err)
-	}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "system:minik:coredns", Labels: map[string]string{"kubernetes.io/bootstrapping": "rbac-defaults"}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: User}},
 	}
-	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create clusterrolebinding %s: %w", binding.Name, err)
-	}
-	return nil
+	return rbac.EnsureRoles(ctx, admin, []*rbacv1.ClusterRole{role}, []*rbacv1.ClusterRoleBinding{binding})
 }
