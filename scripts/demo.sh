@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The seed's release journey, stage by stage, on a fresh minikd with a
 # temporary data dir: apply → controllers → scheduler → nodes → ready →
-# endpoints → routed traffic → rollout converged, then two of the failure
-# checkpoints. Stops minikd cleanly and removes the data dir at the end.
+# endpoints → routed traffic (also from inside a pod, by DNS name) →
+# rollout converged, then the failure checkpoints. Stops minikd cleanly
+# and removes the data dir at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
@@ -104,6 +105,21 @@ for i in 1 2 3; do
 	step "curl -H 'Host: web.demo.local' http://127.0.0.1:$HTTP_PORT/   # request $i"
 	curl -fsS -H 'Host: web.demo.local' "http://127.0.0.1:$HTTP_PORT/" | grep -iE '<title>|pod' | sed -n 1,3p
 done
+
+stage "5b. inside a pod: exec, the cluster DNS, metrics"
+step "kubectl -n $NS exec $FIRST -- cat /etc/resolv.conf"
+k -n "$NS" exec "$FIRST" -- cat /etc/resolv.conf
+step "kubectl -n $NS exec $FIRST -- wget -qO- http://web.$NS.svc.cluster.local/   # the Service by its DNS name"
+k -n "$NS" exec "$FIRST" -- wget -qO- "http://web.$NS.svc.cluster.local/" | grep -i '<title>'
+step "kubectl -n $NS exec $FIRST -- sh -c 'exit 3'   # the exit code comes back"
+k -n "$NS" exec "$FIRST" -- sh -c 'exit 3' || echo "(exit $?)"
+# The metrics server answers once it has scraped the nodes; wait for it.
+for _ in $(seq 1 600); do
+	k -n "$NS" top pods >/dev/null 2>&1 && break
+	sleep 0.1
+done
+step "kubectl -n $NS top pods"
+k -n "$NS" top pods
 
 stage "6. the rollout has converged"
 step "kubectl -n $NS get deployment web -o yaml   # status"
