@@ -21,11 +21,7 @@ func NewCmdTop(f *Factory, streams IOStreams) *cobra.Command {
 
  This command requires the Metrics API (metrics.k8s.io) to be served; minikd serves it from its simulated nodes.`,
 		SuggestFor: []string{"stats"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cmd.SetOut(streams.ErrOut)
-			_ = cmd.Help()
-			return ErrExit
-		},
+		RunE:       subcommandRun(streams.ErrOut),
 	}
 	cmd.AddCommand(newCmdTopNode(f, streams, func(o *ktop.TopNodeOptions) error { return o.RunTopNode() }))
 	cmd.AddCommand(newCmdTopPod(f, streams, func(o *ktop.TopPodOptions) error { return o.RunTopPod() }))
