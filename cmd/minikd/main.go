@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +44,10 @@ func newCommand() *cobra.Command {
 		authn server.Config
 		// limits holds the in-flight limits and the request timeout.
 		limits server.Config
+		// watchCache and watchCacheSizes are --watch-cache and
+		// --watch-cache-sizes.
+		watchCache      bool
+		watchCacheSizes []string
 	)
 	cmd := &cobra.Command{
 		Use:           "minikd",
@@ -76,6 +81,12 @@ func newCommand() *cobra.Command {
 			// kube's 0 means no limit; server.Config's zero is the default.
 			cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight = noLimitIfZero(limits.MaxRequestsInFlight), noLimitIfZero(limits.MaxMutatingRequestsInFlight)
 			cfg.RequestTimeout = limits.RequestTimeout
+			cfg.NoWatchCache = !watchCache
+			sizes, err := parseWatchCacheSizes(watchCacheSizes)
+			if err != nil {
+				return err
+			}
+			cfg.WatchCacheSizes = sizes
 			s, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -119,10 +130,31 @@ func newCommand() *cobra.Command {
 	f.IntVar(&limits.MaxRequestsInFlight, "max-requests-inflight", server.DefaultMaxRequestsInFlight, "read-only requests served at once; one more gets 429 (watches, logs and system:masters are spared); 0 for no limit")
 	f.IntVar(&limits.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", server.DefaultMaxMutatingRequestsInFlight, "mutating requests served at once; one more gets 429; 0 for no limit")
 	f.DurationVar(&limits.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "time after which a request that is not long-running (not a watch, log, exec or proxy) is answered 504")
+	f.BoolVar(&watchCache, "watch-cache", true, "serve gets, lists and watches from a watch cache per resource (one etcd watch each) instead of etcd")
+	f.StringSliceVar(&watchCacheSizes, "watch-cache-sizes", nil, "events kept by a resource's watch cache, as resource[.group]#size (default 1024 each)")
 	cmd.AddCommand(newAgentCommand())
 	cmd.AddCommand(newKubeconfigCommand())
 	cmd.AddCommand(newEtcdMemberCommand())
 	return cmd
+}
+
+// parseWatchCacheSizes reads --watch-cache-sizes: resource[.group]#size,
+// keyed by the resource's name (its name in etcd keys).
+func parseWatchCacheSizes(specs []string) (map[string]int, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	sizes := map[string]int{}
+	for _, spec := range specs {
+		res, n, ok := strings.Cut(spec, "#")
+		size, err := strconv.Atoi(n)
+		if !ok || res == "" || err != nil || size < 1 {
+			return nil, fmt.Errorf("invalid value of --watch-cache-sizes: %q: want resource[.group]#size with a positive size", spec)
+		}
+		res, _, _ = strings.Cut(res, ".")
+		sizes[res] = size
+	}
+	return sizes, nil
 }
 
 // noLimitIfZero turns a limit flag's 0 (kube's "no limit") into

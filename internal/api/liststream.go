@@ -46,7 +46,7 @@ func (h *resourceHandler) streamable(o output, lo storage.ListOptions) bool {
 func (h *resourceHandler) streamList(w http.ResponseWriter, r *http.Request, o output, ns string, sel selection, lo storage.ListOptions) {
 	ctx := r.Context()
 	prefix := h.collectionPrefix(ns)
-	res, err := h.s.store.List(ctx, prefix, storage.ListOptions{Revision: lo.Revision, Continue: lo.Continue, Limit: listPageSize})
+	res, err := h.storeList(ctx, prefix, storage.ListOptions{Revision: lo.Revision, Continue: lo.Continue, Limit: listPageSize, Stale: lo.Stale, MinRevision: lo.MinRevision})
 	if err != nil {
 		writeError(w, r, h.listError(err))
 		return
@@ -111,7 +111,7 @@ func (h *resourceHandler) streamList(w http.ResponseWriter, r *http.Request, o o
 		if res.Continue == "" {
 			break
 		}
-		res, err = h.s.store.List(ctx, prefix, storage.ListOptions{Continue: res.Continue, Limit: listPageSize})
+		res, err = h.storeList(ctx, prefix, storage.ListOptions{Continue: res.Continue, Limit: listPageSize})
 		if err != nil {
 			h.abortList(r, err)
 		}

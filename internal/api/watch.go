@@ -158,7 +158,7 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 		initial = items
 		from, _ = strconv.ParseInt(lm.ResourceVersion, 10, 64)
 	}
-	events := h.s.store.Watch(ctx, h.collectionPrefix(info.Namespace), from)
+	events := h.storeWatch(ctx, h.collectionPrefix(info.Namespace), from)
 
 	sinfo := o.info.StreamSerializer
 	if sinfo == nil {

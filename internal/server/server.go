@@ -169,6 +169,10 @@ type Config struct {
 	// RequestTimeout ends a request that is not long-running with 504, as
 	// kube's --request-timeout; zero means one minute.
 	RequestTimeout time.Duration
+	// NoWatchCache and WatchCacheSizes are api.Config's (kube's
+	// --watch-cache=false and --watch-cache-sizes).
+	NoWatchCache    bool
+	WatchCacheSizes map[string]int
 }
 
 // The in-flight limits' defaults, kube-apiserver's.
@@ -413,6 +417,8 @@ func (s *Server) Start(ctx context.Context) error {
 		MaxRequestsInFlight:         max(s.cfg.MaxRequestsInFlight, 0),
 		MaxMutatingRequestsInFlight: max(s.cfg.MaxMutatingRequestsInFlight, 0),
 		RequestTimeout:              s.cfg.RequestTimeout,
+		NoWatchCache:                s.cfg.NoWatchCache,
+		WatchCacheSizes:             s.cfg.WatchCacheSizes,
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/btree"
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
 )
@@ -35,7 +36,9 @@ import (
 // A watch from a revision older than the ring is answered ErrCompacted
 // (the API's 410 "too old resource version"), except a revision older than
 // the cache itself (it started lazily after it), which is watched in etcd
-// directly. A watcher whose buffer stays full for WatcherBlock is ended,
+// directly, as is one from a revision etcd has compacted (so that its
+// 410 follows etcd's compaction as without the cache; one point read of
+// etcd per watch from a past revision tells). A watcher whose buffer stays full for WatcherBlock is ended,
 // as kube ends slow watchers instead of blocking the others; its client
 // resumes from the last revision it saw.
 //
@@ -437,6 +440,11 @@ func (rc *resourceCache) keepSnapshot(rev int64) {
 // ends its watchers.
 func (rc *resourceCache) run(ctx context.Context) {
 	defer rc.endWatchers()
+	// A closed etcd client ends the cache too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(rc.c.store.client.Ctx(), cancel)
+	defer stop()
 	for ctx.Err() == nil {
 		if err := rc.relist(ctx); err != nil {
 			if ctx.Err() == nil {
@@ -578,7 +586,10 @@ func (rc *resourceCache) follow(ctx context.Context) error {
 			return nil
 		}
 		if !ok {
-			return ctx.Err()
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("watch %s: channel closed", rc.root)
 		}
 		if resp.CompactRevision != 0 {
 			return ErrCompacted
@@ -724,6 +735,21 @@ func (rc *resourceCache) endWatchers() {
 	}
 }
 
+// compacted tells whether etcd has compacted the revision after fromRev,
+// which a watch from fromRev replays: the ring outlives etcd's history,
+// but a client resuming from a compacted revision is told to re-list, as
+// it is without the cache.
+func (rc *resourceCache) compacted(ctx context.Context, fromRev int64) bool {
+	rc.mu.RLock()
+	past := fromRev < rc.rev
+	rc.mu.RUnlock()
+	if !past {
+		return false
+	}
+	_, err := rc.c.store.client.Get(ctx, rc.root, clientv3.WithRev(fromRev+1), clientv3.WithKeysOnly())
+	return errors.Is(err, rpctypes.ErrCompacted)
+}
+
 // cacheWatcher is one watch served from a ring.
 type cacheWatcher struct {
 	prefix string
@@ -734,6 +760,11 @@ type cacheWatcher struct {
 
 // watch serves a watch from the ring (see the package's comment above).
 func (rc *resourceCache) watch(ctx context.Context, prefix string, fromRev int64) <-chan Event {
+	if fromRev > 0 && rc.compacted(ctx, fromRev) {
+		// etcd's history ends after fromRev: its watch answers as an
+		// etcd watch does (ErrCompacted with the compacted revision).
+		return rc.c.store.Watch(ctx, prefix, fromRev)
+	}
 	rc.mu.Lock()
 	if fromRev == 0 {
 		fromRev = rc.rev
