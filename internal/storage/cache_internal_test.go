@@ -11,7 +11,7 @@ import (
 	"minik/internal/etcd"
 )
 
-func newCacheTest(t *testing.T, cfg CacheConfig) (*Store, *Cacher, *etcd.Etcd) {
+func newCacheTest(t testing.TB, cfg CacheConfig) (*Store, *Cacher, *etcd.Etcd) {
 	t.Helper()
 	e, err := etcd.Start(context.Background(), etcd.Config{DataDir: t.TempDir()})
 	if err != nil {
