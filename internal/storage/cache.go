@@ -81,9 +81,6 @@ type Cacher struct {
 
 	mu     sync.Mutex
 	caches map[string]*resourceCache
-
-	// progress asks the progress goroutine for one etcd progress request.
-	progress chan struct{}
 }
 
 // NewCacher returns a cacher over store; Stop ends it.
@@ -118,10 +115,7 @@ func NewCacher(store *Store, cfg CacheConfig) (*Cacher, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Cacher{store: store, cfg: cfg, ctx: ctx, cancel: cancel, caches: map[string]*resourceCache{}, progress: make(chan struct{}, 1)}
-	c.wg.Add(1)
-	go c.requestProgress()
-	return c, nil
+	return &Cacher{store: store, cfg: cfg, ctx: ctx, cancel: cancel, caches: map[string]*resourceCache{}}, nil
 }
 
 // Stop ends every cache's etcd watch and every watch served from them, and
@@ -132,26 +126,26 @@ func (c *Cacher) Stop() {
 	c.wg.Wait()
 }
 
-// watchContext is the context of the cache's etcd watches and progress
-// requests: metadata of their own put them on one gRPC watch stream apart
-// from other watches, so that a progress request answers for them only.
-func (c *Cacher) watchContext(ctx context.Context) context.Context {
-	return clientv3.WithRequireLeader(metadata.AppendToOutgoingContext(ctx, "minik-watch", "cache"))
+// watchContext is the context of a resource's etcd watch and its progress
+// requests: metadata of their own put them on a gRPC watch stream of
+// their own, as etcd answers a progress request only when every watch of
+// the stream has caught up.
+func (rc *resourceCache) watchContext(ctx context.Context) context.Context {
+	return clientv3.WithRequireLeader(metadata.AppendToOutgoingContext(ctx, "minik-watch-cache", rc.root))
 }
 
 // requestProgress sends etcd a progress request each time one is asked
 // for; asks arriving meanwhile are served by the next one.
-func (c *Cacher) requestProgress() {
-	defer c.wg.Done()
-	ctx := c.watchContext(c.ctx)
+func (rc *resourceCache) requestProgress(ctx context.Context) {
+	wctx := rc.watchContext(ctx)
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-ctx.Done():
 			return
-		case <-c.progress:
+		case <-rc.progress:
 		}
-		if err := c.store.client.RequestProgress(ctx); err != nil && c.ctx.Err() == nil {
-			c.cfg.Logger.Debug("watch cache progress request", "err", err)
+		if err := rc.c.store.client.RequestProgress(wctx); err != nil && ctx.Err() == nil {
+			rc.c.cfg.Logger.Debug("watch cache progress request", "prefix", rc.root, "err", err)
 		}
 	}
 }
@@ -172,8 +166,9 @@ func (c *Cacher) cacheFor(root string) *resourceCache {
 		}
 		rc = newResourceCache(c, root, capacity)
 		c.caches[root] = rc
-		c.wg.Add(1)
+		c.wg.Add(2)
 		go func() { defer c.wg.Done(); rc.run(c.ctx) }()
+		go func() { defer c.wg.Done(); rc.requestProgress(c.ctx) }()
 	}
 	return rc
 }
@@ -247,6 +242,9 @@ func (c *Cacher) Watch(ctx context.Context, root, prefix string, fromRev int64) 
 	return rc.watch(ctx, prefix, fromRev)
 }
 
+// progressRetry is how often a waiting read asks etcd for progress again.
+const progressRetry = 20 * time.Millisecond
+
 // byKey orders a resource's objects by key, as etcd's ranges are.
 func byKey(a, b *KV) bool { return a.Key < b.Key }
 
@@ -280,6 +278,8 @@ type resourceCache struct {
 	watchers            map[*cacheWatcher]struct{}
 	// advanced is closed and replaced each time rev grows.
 	advanced chan struct{}
+	// progress asks requestProgress for one etcd progress request.
+	progress chan struct{}
 
 	// beforeResume, when set (tests), runs before the etcd watch resumes.
 	beforeResume func()
@@ -294,6 +294,7 @@ func newResourceCache(c *Cacher, root string, capacity int) *resourceCache {
 		tree:     btree.NewG(32, byKey),
 		watchers: map[*cacheWatcher]struct{}{},
 		advanced: make(chan struct{}),
+		progress: make(chan struct{}, 1),
 		restart:  make(chan struct{}),
 	}
 }
@@ -342,6 +343,7 @@ func (rc *resourceCache) waitConsistent(ctx context.Context) bool {
 		return false
 	}
 	var t *time.Timer
+	var again *time.Ticker
 	for {
 		rc.mu.RLock()
 		rev, advanced := rc.rev, rc.advanced
@@ -352,13 +354,18 @@ func (rc *resourceCache) waitConsistent(ctx context.Context) bool {
 		if t == nil {
 			t = time.NewTimer(rc.c.cfg.ReadWait)
 			defer t.Stop()
+			// etcd drops a progress request while the watch catches up:
+			// ask again until the cache is there.
+			again = time.NewTicker(progressRetry)
+			defer again.Stop()
 		}
 		select {
-		case rc.c.progress <- struct{}{}:
+		case rc.progress <- struct{}{}:
 		default:
 		}
 		select {
 		case <-advanced:
+		case <-again.C:
 		case <-t.C:
 			return false
 		case <-ctx.Done():
@@ -574,7 +581,7 @@ func (rc *resourceCache) follow(ctx context.Context) error {
 	rc.mu.RLock()
 	from := rc.rev
 	rc.mu.RUnlock()
-	wctx, cancel := context.WithCancel(rc.c.watchContext(ctx))
+	wctx, cancel := context.WithCancel(rc.watchContext(ctx))
 	defer cancel()
 	wch := rc.c.store.client.Watch(wctx, rc.root, clientv3.WithPrefix(), clientv3.WithRev(from+1), clientv3.WithProgressNotify())
 	for {

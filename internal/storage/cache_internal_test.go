@@ -405,3 +405,34 @@ func TestCacheResumesItsWatchAndRelistsAfterCompaction(t *testing.T) {
 		})
 	}
 }
+
+func TestCacheConsistentReadLearnsProgressFromEtcd(t *testing.T) {
+	// No fallback to etcd within the test: the read must be served by
+	// the cache, which can only learn of the other resource's writes
+	// from etcd's progress notifications.
+	s, c, _ := newCacheTest(t, CacheConfig{ReadWait: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := s.Create(ctx, Key("things", "", "a"), []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, root, Key("things", "", "a")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		rev, err := s.Create(ctx, Key("others", "", fmt.Sprint(i)), []byte("b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Get(ctx, root, Key("things", "", "a")); err != nil {
+			t.Fatal(err)
+		}
+		rc := c.cacheFor(root)
+		rc.mu.RLock()
+		got := rc.rev
+		rc.mu.RUnlock()
+		if got < rev {
+			t.Fatalf("cache at %d after a consistent read following a write at %d", got, rev)
+		}
+	}
+}
