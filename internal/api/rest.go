@@ -42,6 +42,8 @@ type resourceHandler struct {
 	fms fieldManagers
 	// storageName is the resource's name in etcd keys.
 	storageName string
+	// memo shares watch events' encodings among watchers (watchmemo.go).
+	memo eventMemo
 	// fieldKeys are the field-selector fields the resource supports.
 	fieldKeys map[string]bool
 	// alloc reserves what objects hold outside their keys; nil for most.

@@ -218,6 +218,17 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 			if !ok {
 				return
 			}
+			if typ, raw, ok, err := ws.sharedEvent(ev, sel); ok {
+				if err != nil {
+					_ = ws.send(watch.Error, errorToStatus(err))
+					return
+				}
+				last = max(last, ev.Revision)
+				if ws.sendRaw(typ, raw) != nil {
+					return
+				}
+				continue
+			}
 			typ, obj, err := h.watchEvent(ev, sel, from)
 			if err != nil {
 				_ = ws.send(watch.Error, errorToStatus(err))
