@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -18,7 +19,8 @@ import (
 // metadata-only view) share its decoding and encoding, as kube's cacher
 // shares an event's serialization (cachingObject): a thousand watchers
 // cost one decode and one encode per event and media type, not a
-// thousand.
+// thousand. Streamed lists without a selector share their items' JSON the
+// same way, keyed by key and revision (a stored revision never changes).
 
 // eventMemoMax bounds the encodings kept per resource; past it the memo
 // starts afresh (an entry is only useful while its event is dispatched).
@@ -100,4 +102,24 @@ func (ws *watchStream) sendRaw(typ watch.EventType, raw []byte) error {
 		ws.flusher.Flush()
 	}
 	return nil
+}
+
+// listItem is the JSON of a stored object as a streamed list's item (as
+// json.Encoder writes it, without its newline), shared among lists.
+func (h *resourceHandler) listItem(kv storage.KV) ([]byte, error) {
+	e := h.memo.entry(eventMemoKey{key: kv.Key, rev: kv.Revision, media: "list-item"})
+	e.once.Do(func() {
+		obj, err := h.codec.decode(kv)
+		if err != nil {
+			e.err = err
+			return
+		}
+		var buf bytes.Buffer
+		if err := json.NewEncoder(&buf).Encode(obj); err != nil {
+			e.err = err
+			return
+		}
+		e.raw = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	})
+	return e.raw, e.err
 }
