@@ -38,7 +38,9 @@ fuzz: ## run each fuzz target for FUZZTIME (request decoding and each patch type
 	done
 
 bench: ## API vs raw etcd benchmarks and start-up time
-	$(GO) test -run '^$$' -bench . -benchtime 2000x ./internal/api/
+	$(GO) test -run '^$$' -bench . -skip WatchFanout -benchtime 2000x ./internal/api/
+	$(GO) test -run '^$$' -bench WatchFanout -benchtime 20x ./internal/api/
+	$(GO) test -run '^$$' -bench Cache -benchtime 2000x ./internal/storage/
 	$(GO) test -run '^$$' -bench Startup -benchtime 10x ./internal/server/
 
 demo: build ## the seed journey so far, on a temporary data dir

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,10 @@ func newCommand() *cobra.Command {
 		limits server.Config
 		// dns holds the cluster DNS flags.
 		dns server.Config
+		// watchCache and watchCacheSizes are --watch-cache and
+		// --watch-cache-sizes.
+		watchCache      bool
+		watchCacheSizes []string
 	)
 	cmd := &cobra.Command{
 		Use:           "minikd",
@@ -80,6 +85,12 @@ func newCommand() *cobra.Command {
 			cfg.RequestTimeout = limits.RequestTimeout
 			cfg.ClusterDNS, cfg.ClusterDomain, cfg.DNSListen = dns.ClusterDNS, dns.ClusterDomain, dns.DNSListen
 			cfg.DNSForward, cfg.ResolvConf, cfg.LoadBalancerPool = noneIsEmpty(dns.DNSForward), dns.ResolvConf, network.LoadBalancerPool
+			cfg.NoWatchCache = !watchCache
+			sizes, err := parseWatchCacheSizes(watchCacheSizes)
+			if err != nil {
+				return err
+			}
+			cfg.WatchCacheSizes = sizes
 			s, err := server.New(cfg)
 			if err != nil {
 				return err
@@ -129,6 +140,8 @@ func newCommand() *cobra.Command {
 	f.StringVar(&dns.DNSForward, "dns-forward", "/etc/resolv.conf", "resolv.conf whose nameservers answer names outside the cluster domain ('none': such queries are refused)")
 	f.StringVar(&dns.ResolvConf, "resolv-conf", "/etc/resolv.conf", "the nodes' resolver file, the base of pods' resolv.conf with dnsPolicy Default (the kubelet's --resolv-conf); empty for none")
 	f.StringVar(&network.LoadBalancerPool, "load-balancer-pool", "", "CIDR LoadBalancer Services get their address from ('none': they stay pending); default: the /24 of the node port address (127.0.<slot>.0/24)")
+	f.BoolVar(&watchCache, "watch-cache", true, "serve gets, lists and watches from a watch cache per resource (one etcd watch each) instead of etcd")
+	f.StringSliceVar(&watchCacheSizes, "watch-cache-sizes", nil, "events kept by a resource's watch cache, as resource[.group]#size (default 1024 each)")
 	cmd.AddCommand(newAgentCommand())
 	cmd.AddCommand(newKubeconfigCommand())
 	cmd.AddCommand(newEtcdMemberCommand())
@@ -141,6 +154,25 @@ func noneIsEmpty(s string) string {
 		return ""
 	}
 	return s
+}
+
+// parseWatchCacheSizes reads --watch-cache-sizes: resource[.group]#size,
+// keyed by the resource's name (its name in etcd keys).
+func parseWatchCacheSizes(specs []string) (map[string]int, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	sizes := map[string]int{}
+	for _, spec := range specs {
+		res, n, ok := strings.Cut(spec, "#")
+		size, err := strconv.Atoi(n)
+		if !ok || res == "" || err != nil || size < 1 {
+			return nil, fmt.Errorf("invalid value of --watch-cache-sizes: %q: want resource[.group]#size with a positive size", spec)
+		}
+		res, _, _ = strings.Cut(res, ".")
+		sizes[res] = size
+	}
+	return sizes, nil
 }
 
 // noLimitIfZero turns a limit flag's 0 (kube's "no limit") into

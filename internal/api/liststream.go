@@ -46,7 +46,7 @@ func (h *resourceHandler) streamable(o output, lo storage.ListOptions) bool {
 func (h *resourceHandler) streamList(w http.ResponseWriter, r *http.Request, o output, ns string, sel selection, lo storage.ListOptions) {
 	ctx := r.Context()
 	prefix := h.collectionPrefix(ns)
-	res, err := h.s.store.List(ctx, prefix, storage.ListOptions{Revision: lo.Revision, Continue: lo.Continue, Limit: listPageSize})
+	res, err := h.storeList(ctx, prefix, storage.ListOptions{Revision: lo.Revision, Continue: lo.Continue, Limit: listPageSize, Stale: lo.Stale, MinRevision: lo.MinRevision})
 	if err != nil {
 		writeError(w, r, h.listError(err))
 		return
@@ -77,11 +77,35 @@ func (h *resourceHandler) streamList(w http.ResponseWriter, r *http.Request, o o
 		_, err := bw.Write(buf.Bytes())
 		return err
 	}
+	// putRaw writes one item already encoded.
+	putRaw := func(raw []byte) error {
+		if !first {
+			if err := bw.WriteByte(','); err != nil {
+				return err
+			}
+		}
+		first = false
+		_, err := bw.Write(raw)
+		return err
+	}
 	if _, err := bw.Write(head); err != nil {
 		return
 	}
 	for {
 		objs := make([]runtime.Object, 0, len(res.Items))
+		if o.table == nil && sel.empty() {
+			// Items as they are: their encodings are shared (watchmemo.go).
+			for _, kv := range res.Items {
+				raw, err := h.listItem(kv)
+				if err == nil {
+					err = putRaw(raw)
+				}
+				if err != nil {
+					h.abortList(r, err)
+				}
+			}
+			res.Items = nil
+		}
 		for _, kv := range res.Items {
 			obj, err := h.codec.decode(kv)
 			if err != nil {
@@ -111,7 +135,7 @@ func (h *resourceHandler) streamList(w http.ResponseWriter, r *http.Request, o o
 		if res.Continue == "" {
 			break
 		}
-		res, err = h.s.store.List(ctx, prefix, storage.ListOptions{Continue: res.Continue, Limit: listPageSize})
+		res, err = h.storeList(ctx, prefix, storage.ListOptions{Continue: res.Continue, Limit: listPageSize})
 		if err != nil {
 			h.abortList(r, err)
 		}

@@ -42,6 +42,8 @@ type resourceHandler struct {
 	fms fieldManagers
 	// storageName is the resource's name in etcd keys.
 	storageName string
+	// memo shares watch events' encodings among watchers (watchmemo.go).
+	memo eventMemo
 	// fieldKeys are the field-selector fields the resource supports.
 	fieldKeys map[string]bool
 	// alloc reserves what objects hold outside their keys; nil for most.
@@ -129,7 +131,7 @@ func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *Re
 
 // get reads one object.
 func (h *resourceHandler) get(ctx context.Context, ns, name string) (runtime.Object, error) {
-	kv, err := h.s.store.Get(ctx, h.key(ns, name))
+	kv, err := h.storeGet(ctx, h.key(ns, name))
 	if err != nil {
 		return nil, h.storageError(err, name)
 	}
@@ -256,7 +258,7 @@ func (h *resourceHandler) list(ctx context.Context, ns string, sel selection, o 
 	var items []runtime.Object
 	want := o.Limit
 	for {
-		res, err := h.s.store.List(ctx, prefix, o)
+		res, err := h.storeList(ctx, prefix, o)
 		if err != nil {
 			return nil, metav1.ListMeta{}, h.listError(err)
 		}
@@ -279,7 +281,7 @@ func (h *resourceHandler) list(ctx context.Context, ns string, sel selection, o 
 		}
 		// Selectors filtered some objects out: read on until the page is full.
 		o.Continue = res.Continue
-		o.Revision = 0
+		o.Revision, o.Stale = 0, false
 		o.Limit = want - int64(len(items))
 	}
 }
@@ -380,7 +382,11 @@ func listOptions(r *http.Request) (storage.ListOptions, error) {
 		}
 		if match == string(metav1.ResourceVersionMatchExact) {
 			o.Revision = n
+		} else {
+			o.Stale, o.MinRevision = true, n
 		}
+	} else if rv == "0" && o.Continue == "" {
+		o.Stale = true
 	}
 	return o, nil
 }

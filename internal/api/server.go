@@ -92,6 +92,13 @@ type Config struct {
 	// RequestTimeout ends requests that are not long-running, as kube's
 	// --request-timeout; zero means DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// NoWatchCache serves every get, list and watch from etcd, as kube's
+	// --watch-cache=false; otherwise they are served from a watch cache
+	// per resource (storage.Cacher).
+	NoWatchCache bool
+	// WatchCacheSizes are the event rings' sizes by resource, as kube's
+	// --watch-cache-sizes; others get storage.CacheConfig's default.
+	WatchCacheSizes map[string]int
 }
 
 // VersionInfo is the body of /version.
@@ -114,6 +121,8 @@ type VersionInfo struct {
 type Server struct {
 	cfg   Config
 	store *storage.Store
+	// cache serves reads when not nil (see cacheread.go).
+	cache *storage.Cacher
 	clock clock.PassiveClock
 	log   *slog.Logger
 	chain *admission.Chain
@@ -155,6 +164,9 @@ type Server struct {
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() { close(s.stopping) })
 	s.background.Wait()
+	if s.cache != nil {
+		s.cache.Stop()
+	}
 }
 
 // New validates the configuration and builds a Server.
@@ -211,6 +223,11 @@ func New(cfg Config) (*Server, error) {
 		s.builtin.add(newResourceHandler(s, res), true)
 	}
 	s.routes.Store(s.builtin)
+	if !cfg.NoWatchCache {
+		if s.cache, err = storage.NewCacher(cfg.Store, storage.CacheConfig{Sizes: cfg.WatchCacheSizes, Logger: cfg.Logger.With("component", "watch-cache")}); err != nil {
+			return nil, fmt.Errorf("api: --watch-cache-sizes: %w", err)
+		}
+	}
 	if s.crdConverters, err = newCRDConverters(s); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}

@@ -161,7 +161,7 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 		initial = items
 		from, _ = strconv.ParseInt(lm.ResourceVersion, 10, 64)
 	}
-	events := h.s.store.Watch(ctx, h.collectionPrefix(info.Namespace), from)
+	events := h.storeWatch(ctx, h.collectionPrefix(info.Namespace), from)
 
 	sinfo := o.info.StreamSerializer
 	if sinfo == nil {
@@ -220,6 +220,17 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 		case ev, ok := <-events:
 			if !ok {
 				return
+			}
+			if typ, raw, ok, err := ws.sharedEvent(ev, sel); ok {
+				if err != nil {
+					_ = ws.send(watch.Error, errorToStatus(err))
+					return
+				}
+				last = max(last, ev.Revision)
+				if ws.sendRaw(typ, raw) != nil {
+					return
+				}
+				continue
 			}
 			typ, obj, err := h.watchEvent(ev, sel, from)
 			if err != nil {

@@ -194,6 +194,10 @@ type Config struct {
 	// AutoNetwork the slot's 127.0.<slot>.0/24, whose .1 is the host
 	// address), NoAddress none.
 	LoadBalancerPool string
+	// NoWatchCache and WatchCacheSizes are api.Config's (kube's
+	// --watch-cache=false and --watch-cache-sizes).
+	NoWatchCache    bool
+	WatchCacheSizes map[string]int
 }
 
 // The in-flight limits' defaults, kube-apiserver's.
@@ -460,6 +464,8 @@ func (s *Server) Start(ctx context.Context) error {
 		MaxRequestsInFlight:         max(s.cfg.MaxRequestsInFlight, 0),
 		MaxMutatingRequestsInFlight: max(s.cfg.MaxMutatingRequestsInFlight, 0),
 		RequestTimeout:              s.cfg.RequestTimeout,
+		NoWatchCache:                s.cfg.NoWatchCache,
+		WatchCacheSizes:             s.cfg.WatchCacheSizes,
 	})
 	if err != nil {
 		return err

@@ -158,6 +158,11 @@ type ListOptions struct {
 	Limit int64
 	// Continue is a token returned by a previous page.
 	Continue string
+	// Stale accepts any state at or after MinRevision (resourceVersion
+	// "0" or NotOlderThan): a watch cache serves it without asking etcd.
+	// The Store itself always reads the latest.
+	Stale       bool
+	MinRevision int64
 }
 
 // ListResult is a page of a collection.
@@ -180,22 +185,12 @@ type continueToken struct {
 // List reads the objects under prefix (which must end with "/").
 // Pages share the revision of the first page, as kube's continue tokens do.
 func (s *Store) List(ctx context.Context, prefix string, o ListOptions) (ListResult, error) {
-	start := prefix
-	rev := o.Revision
-	if o.Continue != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(o.Continue)
-		if err != nil {
-			return ListResult{}, ErrBadContinue
-		}
-		var tok continueToken
-		if err := json.Unmarshal(raw, &tok); err != nil || tok.APIVersion != "meta.k8s.io/v1" || tok.Revision == 0 {
-			return ListResult{}, ErrBadContinue
-		}
-		if strings.Contains(tok.Start, "..") || strings.HasPrefix(tok.Start, "/") {
-			return ListResult{}, ErrBadContinue
-		}
-		start = prefix + tok.Start
-		rev = tok.Revision
+	start, rev, err := decodeContinue(prefix, o.Continue)
+	if err != nil {
+		return ListResult{}, err
+	}
+	if rev == 0 {
+		rev = o.Revision
 	}
 	end := clientv3.GetPrefixRangeEnd(prefix)
 	opts := []clientv3.OpOption{clientv3.WithRange(end)}
@@ -219,9 +214,7 @@ func (s *Store) List(ctx context.Context, prefix string, o ListOptions) (ListRes
 		res.Items = append(res.Items, KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision})
 	}
 	if r.More && len(r.Kvs) > 0 {
-		last := string(r.Kvs[len(r.Kvs)-1].Key)
-		tok, _ := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", Revision: res.Revision, Start: strings.TrimPrefix(last, prefix) + "\x00"})
-		res.Continue = base64.RawURLEncoding.EncodeToString(tok)
+		res.Continue = encodeContinue(res.Revision, prefix, string(r.Kvs[len(r.Kvs)-1].Key))
 		res.Remaining = r.Count - int64(len(r.Kvs))
 	}
 	return res, nil
@@ -248,6 +241,33 @@ func (s *Store) Count(ctx context.Context, prefix string) (int64, error) {
 		return 0, fmt.Errorf("storage: count %s: %w", prefix, err)
 	}
 	return r.Count, nil
+}
+
+// decodeContinue reads a continue token of a list under prefix: the key
+// to start at and the revision of the first page (zero with no token).
+func decodeContinue(prefix, token string) (start string, rev int64, err error) {
+	if token == "" {
+		return prefix, 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return "", 0, ErrBadContinue
+	}
+	var tok continueToken
+	if err := json.Unmarshal(raw, &tok); err != nil || tok.APIVersion != "meta.k8s.io/v1" || tok.Revision == 0 {
+		return "", 0, ErrBadContinue
+	}
+	if strings.Contains(tok.Start, "..") || strings.HasPrefix(tok.Start, "/") {
+		return "", 0, ErrBadContinue
+	}
+	return prefix + tok.Start, tok.Revision, nil
+}
+
+// encodeContinue is the continue token of the page after key last, read
+// at rev.
+func encodeContinue(rev int64, prefix, last string) string {
+	tok, _ := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", Revision: rev, Start: strings.TrimPrefix(last, prefix) + "\x00"})
+	return base64.RawURLEncoding.EncodeToString(tok)
 }
 
 func wrapRevisionError(err error, what string) error {

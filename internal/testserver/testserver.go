@@ -79,6 +79,8 @@ type Options struct {
 	// StartWith returns once they are all registered and Ready, so that
 	// the scheduler judges pods against every one of them.
 	Nodes int
+	// NoWatchCache serves every read from etcd (minikd --watch-cache=false).
+	NoWatchCache bool
 	// NodeTiming is the nodes' timing; nil means nodeagent.FastTiming().
 	NodeTiming *nodeagent.Timing
 	// TokenAuthFile, AnonymousAuth and AuditPolicyFile are minikd's
@@ -156,6 +158,7 @@ func StartWith(t testing.TB, o Options) *Server {
 	cfg.ServiceClusterIPRange = o.ServiceClusterIPRange
 	cfg.TokenAuthFile, cfg.AnonymousAuth, cfg.AuditPolicyFile = o.TokenAuthFile, o.AnonymousAuth, o.AuditPolicyFile
 	cfg.AuthorizationMode = o.AuthorizationMode
+	cfg.NoWatchCache = o.NoWatchCache
 	cfg.Nodes, cfg.NodeTiming = o.Nodes, o.NodeTiming
 	if o.Nodes > 0 && cfg.NodeTiming == nil {
 		fast := nodeagent.FastTiming()
