@@ -537,8 +537,21 @@ func (w *podWorker) cleanup() {
 	w.timerMu.Unlock()
 	w.mu.Lock()
 	w.stopProbesLocked()
-	w.killAllLocked()
+	killed := w.killAllLocked()
 	w.mu.Unlock()
+	// The sandbox (its IP) goes once its processes have: a pod that gets
+	// the address next must find its ports free.
+	deadline := time.NewTimer(killWait)
+	defer deadline.Stop()
+wait:
+	for _, c := range killed {
+		select {
+		case <-c.Done():
+		case <-deadline.C:
+			w.n.log.Warn("containers still running after SIGKILL; releasing the pod's IP", "pod", w.key)
+			break wait
+		}
+	}
 	gone, pod := w.gone.Load(), w.latest()
 	w.n.releaseIP(w.uid)
 	if gone && pod != nil {
@@ -556,13 +569,21 @@ func (w *podWorker) stopProbesLocked() {
 	}
 }
 
-func (w *podWorker) killAllLocked() {
+// killAllLocked sends SIGKILL to the containers that run and returns them.
+func (w *podWorker) killAllLocked() []*runtime.Container {
+	var killed []*runtime.Container
 	for _, c := range w.ctrs {
 		if cur := c.current(); cur != nil && cur.exit == nil && cur.c != nil {
 			cur.c.Kill()
+			killed = append(killed, cur.c)
 		}
 	}
+	return killed
 }
+
+// killWait bounds how long a pod's cleanup waits for its killed
+// containers to end.
+const killWait = 10 * time.Second
 
 // writeStatus posts the pod's status when it changed, with a strategic
 // merge patch of pods/status, as the kubelet's status manager does; the
