@@ -145,18 +145,7 @@ func podContainer(pod *corev1.Pod, name string) (string, error) {
 		case 0:
 			return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s", pod.Name))
 		}
-		// Every container, as kube's VisitContainers lists them.
-		var names []string
-		for _, c := range pod.Spec.InitContainers {
-			names = append(names, c.Name)
-		}
-		for _, c := range pod.Spec.Containers {
-			names = append(names, c.Name)
-		}
-		for _, c := range pod.Spec.EphemeralContainers {
-			names = append(names, c.Name)
-		}
-		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %s", pod.Name, names))
+		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %s", pod.Name, podContainerNames(pod)))
 	}
 	// The same membership test as pods/log: init, regular and ephemeral
 	// containers.

@@ -113,9 +113,9 @@ func flushCopy(w http.ResponseWriter, r io.Reader) {
 	}
 }
 
-// logContainer picks the container whose log is asked for, with kube's
-// errors when it cannot.
-func logContainer(pod *corev1.Pod, name string) (string, error) {
+// podContainerNames lists every container of a pod, as kube's
+// VisitContainers does: init, regular, then ephemeral containers.
+func podContainerNames(pod *corev1.Pod) []string {
 	var names []string
 	for _, c := range pod.Spec.InitContainers {
 		names = append(names, c.Name)
@@ -126,6 +126,13 @@ func logContainer(pod *corev1.Pod, name string) (string, error) {
 	for _, c := range pod.Spec.EphemeralContainers {
 		names = append(names, c.Name)
 	}
+	return names
+}
+
+// logContainer picks the container whose log is asked for, with kube's
+// errors when it cannot.
+func logContainer(pod *corev1.Pod, name string) (string, error) {
+	names := podContainerNames(pod)
 	if name == "" {
 		if len(pod.Spec.Containers) == 1 {
 			return pod.Spec.Containers[0].Name, nil
