@@ -53,7 +53,7 @@ func TestListLoad(t *testing.T) {
 	}
 	addr := freeAddr(t)
 	args := []string{"--data-dir", filepath.Join(dir, "data"), "--listen", addr, "--nodes", "0",
-		"--service-proxy=false", "--ingress-http", "", "--ingress-https", "", "--token-auth-file", tokens, "--log-level", "warn"}
+		"--service-proxy=false", "--ingress-http", "none", "--ingress-https", "none", "--token-auth-file", tokens, "--log-level", "warn"}
 	args = append(args, strings.Fields(os.Getenv("LOADTEST_ARGS"))...)
 	cmd := exec.Command(minikdBinary, args...)
 	var out bytes.Buffer
