@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,9 @@ func (fs *filterServer) get(t *testing.T, path, accept string) string {
 	}
 	return string(body)
 }
+
+// ageCell is a table row's last cell when it is an age ("0s", "3m2s").
+var ageCell = regexp.MustCompile(`"[0-9][0-9a-z]*"\]`)
 
 func TestStreamedListIsTheList(t *testing.T) {
 	defer func(n int64) { listPageSize = n }(listPageSize)
@@ -54,6 +58,9 @@ func TestStreamedListIsTheList(t *testing.T) {
 			}
 			// A limit above the collection's size reads it whole.
 			whole := fs.get(t, tc.path+sep+"limit=1000", tc.accept)
+			// A table's Age cells are read at each request: the two may
+			// straddle a second.
+			streamed, whole = ageCell.ReplaceAllString(streamed, `"AGE"]`), ageCell.ReplaceAllString(whole, `"AGE"]`)
 			if streamed != whole {
 				t.Fatalf("streamed:\n%s\nwhole:\n%s", streamed, whole)
 			}
