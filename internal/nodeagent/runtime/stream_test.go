@@ -123,10 +123,24 @@ func TestExecStreamIsAnInteractiveShell(t *testing.T) {
 	})
 
 	t.Run("bash prompts as bash does", func(t *testing.T) {
+		// The input is typed once the prompt shows: typed ahead, a
+		// terminal echoes it before the prompt, as a real one does.
+		inR, inW := io.Pipe()
 		out := newSyncBuffer()
-		code, err := c.ExecStream(t.Context(), ExecOptions{Argv: []string{"bash"}, Stdin: strings.NewReader("exit 5\r"), Stdout: out, TTY: true})
-		if err != nil || code != 5 || out.String() != "root@web-1:/# exit 5\r\n" {
-			t.Fatalf("%d %v %q", code, err, out.String())
+		type result struct {
+			code int
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			code, err := c.ExecStream(t.Context(), ExecOptions{Argv: []string{"bash"}, Stdin: inR, Stdout: out, TTY: true})
+			done <- result{code, err}
+		}()
+		out.waitFor(t, "root@web-1:/# ")
+		_, _ = io.WriteString(inW, "exit 5\r")
+		r := <-done
+		if r.err != nil || r.code != 5 || out.String() != "root@web-1:/# exit 5\r\n" {
+			t.Fatalf("%d %v %q", r.code, r.err, out.String())
 		}
 	})
 
