@@ -94,8 +94,9 @@ type Config struct {
 	// NodeRestriction.
 	Validators []admission.Validator
 	// Authorizer is the server's authorizer chain, which the CEL
-	// expressions of ValidatingAdmissionPolicies ask through their
-	// authorizer variable; nil leaves that variable unset.
+	// expressions of ValidatingAdmissionPolicies and webhook match
+	// conditions ask through their authorizer variable; nil leaves that
+	// variable unset.
 	Authorizer auth.Authorizer
 	// Clock tells the time; nil means the real clock.
 	Clock clock.PassiveClock
@@ -236,7 +237,7 @@ func (a *Admission) build() error {
 		hooks, err = webhook.New(webhook.Config{
 			Mutating: mw.Lister(), Validating: vw.Lister(), Namespaces: namespaces,
 			Services: svc.Lister(), EndpointSlices: eps.Lister(),
-			Default: a.defaulter(), Compiler: compiler, HasSynced: a.HasSynced,
+			Default: a.defaulter(), Compiler: compiler, HasSynced: a.HasSynced, Authorizer: a.cfg.Authorizer,
 			Logger: a.cfg.Logger.With("plugin", "webhook"),
 		})
 		if err != nil {
