@@ -64,9 +64,9 @@ const (
 	AuditRequestResponse = auditv1.LevelRequestResponse
 )
 
-// atLeast tells whether level l records at least as much as min.
-func atLeast(l, min AuditLevel) bool {
-	return auditinternal.Level(l).GreaterOrEqual(auditinternal.Level(min))
+// atLeast tells whether level l records at least as much as floor.
+func atLeast(l, floor AuditLevel) bool {
+	return auditinternal.Level(l).GreaterOrEqual(auditinternal.Level(floor))
 }
 
 // StageResponseComplete is the stage of every recorded event but those of
