@@ -22,6 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	auditinternal "k8s.io/apiserver/pkg/apis/audit"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	auditvalidation "k8s.io/apiserver/pkg/apis/audit/validation"
+	kubeaudit "k8s.io/apiserver/pkg/audit"
+	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"sigs.k8s.io/yaml"
 
 	"minik/internal/auth"
@@ -36,102 +42,45 @@ import (
 // recorded beyond Metadata, whatever the policy says: their bodies are
 // credentials.
 //
-// The types below mirror audit.k8s.io/v1's wire format field for field;
-// they are declared here because the Go types live in k8s.io/apiserver,
-// which minik does not depend on (see ARCHITECTURE.md).
+// The event and policy types are k8s.io/apiserver's audit.k8s.io/v1 types,
+// and a policy is evaluated by k8s.io/apiserver's policy rule evaluator,
+// as in kube-apiserver (ARCHITECTURE.md welcomes its audit types; minik
+// does not take its generic server nor its audit handler).
+
+// AuditEvent is an audit.k8s.io/v1 Event.
+type AuditEvent = auditv1.Event
+
+// AuditObjectReference is the object a request is about.
+type AuditObjectReference = auditv1.ObjectReference
 
 // AuditLevel is how much of a request is recorded.
-type AuditLevel string
+type AuditLevel = auditv1.Level
 
 // The audit levels, from nothing to everything.
 const (
-	AuditNone            AuditLevel = "None"
-	AuditMetadata        AuditLevel = "Metadata"
-	AuditRequest         AuditLevel = "Request"
-	AuditRequestResponse AuditLevel = "RequestResponse"
+	AuditNone            = auditv1.LevelNone
+	AuditMetadata        = auditv1.LevelMetadata
+	AuditRequest         = auditv1.LevelRequest
+	AuditRequestResponse = auditv1.LevelRequestResponse
 )
 
-func (l AuditLevel) rank() int {
-	switch l {
-	case AuditMetadata:
-		return 1
-	case AuditRequest:
-		return 2
-	case AuditRequestResponse:
-		return 3
-	}
-	return 0
+// atLeast tells whether level l records at least as much as floor.
+func atLeast(l, floor AuditLevel) bool {
+	return auditinternal.Level(l).GreaterOrEqual(auditinternal.Level(floor))
 }
 
 // StageResponseComplete is the stage of every recorded event but those of
 // requests that panicked.
-const StageResponseComplete = "ResponseComplete"
+const StageResponseComplete = auditv1.StageResponseComplete
 
 // StagePanic is the stage of the event of a request whose handler
 // panicked.
-const StagePanic = "Panic"
+const StagePanic = auditv1.StagePanic
 
-// AuditPolicy is an audit.k8s.io/v1 Policy.
+// AuditPolicy is a loaded audit.k8s.io/v1 Policy: the first rule that
+// matches a request decides its level and omitted stages.
 type AuditPolicy struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Rules             []AuditPolicyRule `json:"rules"`
-	OmitStages        []string          `json:"omitStages,omitempty"`
-	OmitManagedFields bool              `json:"omitManagedFields,omitempty"`
-}
-
-// AuditPolicyRule is a rule of an audit Policy; the first rule that
-// matches a request decides its level.
-type AuditPolicyRule struct {
-	Level             AuditLevel            `json:"level"`
-	Users             []string              `json:"users,omitempty"`
-	UserGroups        []string              `json:"userGroups,omitempty"`
-	Verbs             []string              `json:"verbs,omitempty"`
-	Resources         []AuditGroupResources `json:"resources,omitempty"`
-	Namespaces        []string              `json:"namespaces,omitempty"`
-	NonResourceURLs   []string              `json:"nonResourceURLs,omitempty"`
-	OmitStages        []string              `json:"omitStages,omitempty"`
-	OmitManagedFields *bool                 `json:"omitManagedFields,omitempty"`
-}
-
-// AuditGroupResources selects resources of one API group.
-type AuditGroupResources struct {
-	Group         string   `json:"group,omitempty"`
-	Resources     []string `json:"resources,omitempty"`
-	ResourceNames []string `json:"resourceNames,omitempty"`
-}
-
-// AuditEvent is an audit.k8s.io/v1 Event.
-type AuditEvent struct {
-	metav1.TypeMeta          `json:",inline"`
-	Level                    AuditLevel                 `json:"level"`
-	AuditID                  types.UID                  `json:"auditID"`
-	Stage                    string                     `json:"stage"`
-	RequestURI               string                     `json:"requestURI"`
-	Verb                     string                     `json:"verb"`
-	User                     authenticationv1.UserInfo  `json:"user"`
-	ImpersonatedUser         *authenticationv1.UserInfo `json:"impersonatedUser,omitempty"`
-	SourceIPs                []string                   `json:"sourceIPs,omitempty"`
-	UserAgent                string                     `json:"userAgent,omitempty"`
-	ObjectRef                *AuditObjectReference      `json:"objectRef,omitempty"`
-	ResponseStatus           *metav1.Status             `json:"responseStatus,omitempty"`
-	RequestObject            json.RawMessage            `json:"requestObject,omitempty"`
-	ResponseObject           json.RawMessage            `json:"responseObject,omitempty"`
-	RequestReceivedTimestamp metav1.MicroTime           `json:"requestReceivedTimestamp"`
-	StageTimestamp           metav1.MicroTime           `json:"stageTimestamp"`
-	Annotations              map[string]string          `json:"annotations,omitempty"`
-}
-
-// AuditObjectReference is the object a request is about.
-type AuditObjectReference struct {
-	Resource        string    `json:"resource,omitempty"`
-	Namespace       string    `json:"namespace,omitempty"`
-	Name            string    `json:"name,omitempty"`
-	UID             types.UID `json:"uid,omitempty"`
-	APIGroup        string    `json:"apiGroup,omitempty"`
-	APIVersion      string    `json:"apiVersion,omitempty"`
-	ResourceVersion string    `json:"resourceVersion,omitempty"`
-	Subresource     string    `json:"subresource,omitempty"`
+	eval kubeaudit.PolicyRuleEvaluator
 }
 
 // Audit annotations minik records.
@@ -144,11 +93,15 @@ const (
 	AuditLatencyAnnotation = "minik.io/latency"
 )
 
-var auditTypeMeta = metav1.TypeMeta{APIVersion: "audit.k8s.io/v1", Kind: "Event"}
+var auditTypeMeta = metav1.TypeMeta{APIVersion: auditv1.SchemeGroupVersion.String(), Kind: "Event"}
 
 // DefaultAuditPolicy records every request at Metadata.
 func DefaultAuditPolicy() *AuditPolicy {
-	return &AuditPolicy{Rules: []AuditPolicyRule{{Level: AuditMetadata}}}
+	p, err := newAuditPolicy(&auditv1.Policy{Rules: []auditv1.PolicyRule{{Level: AuditMetadata}}})
+	if err != nil {
+		panic(err) // a constant policy
+	}
+	return p
 }
 
 // LoadAuditPolicy reads an audit.k8s.io/v1 Policy from a YAML or JSON file.
@@ -164,129 +117,42 @@ func LoadAuditPolicy(path string) (*AuditPolicy, error) {
 	return p, nil
 }
 
-// ParseAuditPolicy decodes and validates an audit Policy.
+// ParseAuditPolicy decodes and validates an audit Policy. Unlike
+// kube-apiserver, which falls back to lenient decoding with a warning, an
+// unknown field is an error.
 func ParseAuditPolicy(data []byte) (*AuditPolicy, error) {
-	var p AuditPolicy
+	var p auditv1.Policy
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
 		return nil, err
 	}
-	if p.APIVersion != "audit.k8s.io/v1" || p.Kind != "Policy" {
+	if p.APIVersion != auditv1.SchemeGroupVersion.String() || p.Kind != "Policy" {
 		return nil, fmt.Errorf("not an audit.k8s.io/v1 Policy (apiVersion %q, kind %q)", p.APIVersion, p.Kind)
 	}
-	validStage := func(s string) bool {
-		return slices.Contains([]string{"RequestReceived", "ResponseStarted", StageResponseComplete, "Panic"}, s)
-	}
-	for _, s := range p.OmitStages {
-		if !validStage(s) {
-			return nil, fmt.Errorf("omitStages: unsupported value %q", s)
-		}
-	}
-	for i, r := range p.Rules {
-		if r.Level.rank() == 0 && r.Level != AuditNone {
-			return nil, fmt.Errorf("rules[%d].level: unsupported value %q", i, r.Level)
-		}
-		if len(r.NonResourceURLs) > 0 && (len(r.Resources) > 0 || len(r.Namespaces) > 0) {
-			return nil, fmt.Errorf("rules[%d]: rules cannot apply to both regular resources and non-resource URLs", i)
-		}
-		for _, s := range r.OmitStages {
-			if !validStage(s) {
-				return nil, fmt.Errorf("rules[%d].omitStages: unsupported value %q", i, s)
-			}
-		}
-	}
-	return &p, nil
+	return newAuditPolicy(&p)
 }
 
-// levelFor is the level a request is recorded at, and whether its
-// ResponseComplete stage is omitted.
-func (p *AuditPolicy) levelFor(u *auth.User, info *RequestInfo) (AuditLevel, bool) {
-	level, rule := p.ruleFor(u, info)
-	return level, p.omits(rule, StageResponseComplete)
+// newAuditPolicy validates a policy and builds its evaluator.
+func newAuditPolicy(p *auditv1.Policy) (*AuditPolicy, error) {
+	var internal auditinternal.Policy
+	if err := auditv1.Convert_v1_Policy_To_audit_Policy(p, &internal, nil); err != nil {
+		return nil, fmt.Errorf("convert audit policy: %w", err)
+	}
+	if errs := auditvalidation.ValidatePolicy(&internal); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return &AuditPolicy{eval: auditpolicy.NewPolicyRuleEvaluator(&internal)}, nil
 }
 
-// ruleFor is the level a request is recorded at and the rule deciding it
-// (nil when none matches).
-func (p *AuditPolicy) ruleFor(u *auth.User, info *RequestInfo) (AuditLevel, *AuditPolicyRule) {
-	for i := range p.Rules {
-		r := &p.Rules[i]
-		if auditRuleMatches(r, u, info) {
-			return r.Level, r
-		}
+// levelFor is the level a request is recorded at, and whether stage is
+// omitted for it.
+func (p *AuditPolicy) levelFor(u *auth.User, info *RequestInfo, stage auditv1.Stage) (AuditLevel, bool) {
+	attrs := authorizer.AttributesRecord{
+		User: u.Info(), Verb: info.Verb, ResourceRequest: info.IsResourceRequest, Path: info.Path,
+		APIGroup: info.APIGroup, APIVersion: info.APIVersion, Namespace: info.Namespace,
+		Resource: info.Resource, Subresource: info.Subresource, Name: info.Name,
 	}
-	return AuditNone, nil
-}
-
-// omits tells whether the policy, or the rule deciding a request, omits
-// a stage.
-func (p *AuditPolicy) omits(rule *AuditPolicyRule, stage string) bool {
-	return slices.Contains(p.OmitStages, stage) || (rule != nil && slices.Contains(rule.OmitStages, stage))
-}
-
-func auditRuleMatches(r *AuditPolicyRule, u *auth.User, info *RequestInfo) bool {
-	if len(r.Users) > 0 && (u == nil || !slices.Contains(r.Users, u.Name)) {
-		return false
-	}
-	if len(r.UserGroups) > 0 {
-		if u == nil || !slices.ContainsFunc(u.Groups, func(g string) bool { return slices.Contains(r.UserGroups, g) }) {
-			return false
-		}
-	}
-	if len(r.Verbs) > 0 && !slices.Contains(r.Verbs, info.Verb) {
-		return false
-	}
-	if len(r.Namespaces) > 0 || len(r.Resources) > 0 {
-		return auditRuleMatchesResource(r, info)
-	}
-	if len(r.NonResourceURLs) > 0 {
-		if info.IsResourceRequest {
-			return false
-		}
-		for _, spec := range r.NonResourceURLs {
-			if spec == "*" || spec == info.Path || (strings.HasSuffix(spec, "*") && strings.HasPrefix(info.Path, strings.TrimSuffix(spec, "*"))) {
-				return true
-			}
-		}
-		return false
-	}
-	return true
-}
-
-func auditRuleMatchesResource(r *AuditPolicyRule, info *RequestInfo) bool {
-	if !info.IsResourceRequest {
-		return false
-	}
-	if len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, info.Namespace) {
-		return false
-	}
-	if len(r.Resources) == 0 {
-		return true
-	}
-	combined := info.Resource
-	if info.Subresource != "" {
-		combined += "/" + info.Subresource
-	}
-	for _, gr := range r.Resources {
-		if gr.Group != info.APIGroup {
-			continue
-		}
-		if len(gr.Resources) == 0 {
-			return true
-		}
-		if len(gr.ResourceNames) > 0 && !slices.Contains(gr.ResourceNames, info.Name) {
-			continue
-		}
-		for _, res := range gr.Resources {
-			switch {
-			case res == combined || res == "*":
-				return true
-			case info.Subresource != "" && strings.HasPrefix(res, "*/") && info.Subresource == strings.TrimPrefix(res, "*/"):
-				return true
-			case strings.HasSuffix(res, "/*") && info.Resource == strings.TrimSuffix(res, "/*"):
-				return true
-			}
-		}
-	}
-	return false
+	cfg := p.eval.EvaluatePolicyRule(attrs)
+	return AuditLevel(cfg.Level), slices.Contains(cfg.OmitStages, auditinternal.Stage(stage))
 }
 
 // secretBearing tells whether a request's bodies carry credentials: they
@@ -442,8 +308,8 @@ func (rec *auditRecord) authenticated(u *auth.User) {
 		return
 	}
 	rec.user = u
-	rec.level, rec.omit = rec.a.policy.levelFor(u, rec.info)
-	if secretBearing(rec.info) && rec.level.rank() > AuditMetadata.rank() {
+	rec.level, rec.omit = rec.a.policy.levelFor(u, rec.info, StageResponseComplete)
+	if secretBearing(rec.info) && !atLeast(AuditMetadata, rec.level) {
 		rec.level = AuditMetadata
 	}
 	if rec.level == AuditNone || rec.omit || rec.r.Body == nil {
@@ -527,14 +393,14 @@ func (rec *auditRecord) end() {
 	}
 	if rec.user == nil && rec.level == AuditNone && !rec.omit {
 		// Authentication failed: the policy is asked with no user.
-		rec.level, rec.omit = rec.a.policy.levelFor(nil, rec.info)
+		rec.level, rec.omit = rec.a.policy.levelFor(nil, rec.info, StageResponseComplete)
 	}
 	stage := StageResponseComplete
 	omit := rec.omit
 	if rec.panic != nil {
 		stage = StagePanic
-		level, rule := rec.a.policy.ruleFor(rec.user, rec.info)
-		omit = level == AuditNone || rec.a.policy.omits(rule, StagePanic)
+		level, omitPanic := rec.a.policy.levelFor(rec.user, rec.info, StagePanic)
+		omit = level == AuditNone || omitPanic
 	}
 	if rec.level == AuditNone || omit {
 		return
@@ -586,14 +452,14 @@ func (rec *auditRecord) end() {
 	var req json.RawMessage
 	if body := rec.reqBody.contents(); body != nil {
 		var obj runtime.Object
-		obj, req = auditBody(body, rec.r.Header.Get("Content-Type"), rec.level.rank() >= AuditRequest.rank())
+		obj, req = auditBody(body, rec.r.Header.Get("Content-Type"), atLeast(rec.level, AuditRequest))
 		completeObjectRef(ev.ObjectRef, obj)
 	}
-	if rec.level.rank() >= AuditRequest.rank() {
-		ev.RequestObject = req
+	if atLeast(rec.level, AuditRequest) && req != nil {
+		ev.RequestObject = &runtime.Unknown{Raw: req, ContentType: runtime.ContentTypeJSON}
 	}
-	if rec.level == AuditRequestResponse {
-		ev.ResponseObject = resp
+	if rec.level == AuditRequestResponse && resp != nil {
+		ev.ResponseObject = &runtime.Unknown{Raw: resp, ContentType: runtime.ContentTypeJSON}
 	}
 	rec.a.record(ev)
 }

@@ -115,8 +115,8 @@ func TestAudit(t *testing.T) {
 		if ev.Level != api.AuditRequestResponse || ev.ObjectRef.Name != "app" || ev.ResponseStatus.Code != 201 || ev.Annotations[api.AuditDecisionAnnotation] != "allow" {
 			t.Fatalf("event %+v %+v", ev, ev.ObjectRef)
 		}
-		if !strings.Contains(string(ev.RequestObject), `"k":"v"`) || !strings.Contains(string(ev.ResponseObject), `"uid"`) {
-			t.Fatalf("bodies %s / %s", ev.RequestObject, ev.ResponseObject)
+		if ev.RequestObject == nil || ev.ResponseObject == nil || !strings.Contains(string(ev.RequestObject.Raw), `"k":"v"`) || !strings.Contains(string(ev.ResponseObject.Raw), `"uid"`) {
+			t.Fatalf("bodies %v / %v", ev.RequestObject, ev.ResponseObject)
 		}
 	})
 	t.Run("a secret's body is never recorded", func(t *testing.T) {

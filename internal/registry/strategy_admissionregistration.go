@@ -231,7 +231,7 @@ func validateWebhook(w commonWebhook, p *field.Path) field.ErrorList {
 		errs = append(errs, validateLabelSelector(w.obj, p.Child("objectSelector"))...)
 	}
 	errs = append(errs, validateClientConfig(w.cc, p)...)
-	return append(errs, validateMatchConditions(w.conditions, p.Child("matchConditions"))...)
+	return append(errs, validateMatchConditionsIn(admissionCompiler, w.conditions, p.Child("matchConditions"))...)
 }
 
 func validateReviewVersions(versions []string, p *field.Path) field.ErrorList {
@@ -434,7 +434,7 @@ func validateServicePath(path string, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateMatchConditions(mcs []admissionregistrationv1.MatchCondition, p *field.Path) field.ErrorList {
+func validateMatchConditionsIn(c *cel.Compiler, mcs []admissionregistrationv1.MatchCondition, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := sets.New[string]()
 	if len(mcs) > 64 {
@@ -451,20 +451,21 @@ func validateMatchConditions(mcs []admissionregistrationv1.MatchCondition, p *fi
 			}
 			seen.Insert(mc.Name)
 		}
-		errs = append(errs, validateExpression(mc.Expression, ip.Child("expression"))...)
+		errs = append(errs, validateExpressionIn(c, mc.Expression, ip.Child("expression"))...)
 	}
 	return errs
 }
 
-// validateExpression checks a CEL expression is given and compiles.
-func validateExpression(expr string, p *field.Path) field.ErrorList {
+// validateExpressionIn checks a CEL expression is given and compiles with
+// c (a policy's compiler declares its variables).
+func validateExpressionIn(c *cel.Compiler, expr string, p *field.Path) field.ErrorList {
 	if strings.TrimSpace(expr) == "" {
 		return field.ErrorList{field.Required(p, "")}
 	}
 	if errCompi != nil {
 		return field.ErrorList{field.InternalError(p, errCompi)}
 	}
-	if _, err := admissionCompiler.Compile(expr); err != nil {
+	if _, err := c.Compile(expr); err != nil {
 		return field.ErrorList{field.Invalid(p, expr, err.Error())}
 	}
 	return nil
@@ -579,7 +580,25 @@ func validateValidatingAdmissionPolicy(pol *admissionregistrationv1.ValidatingAd
 	if len(spec.Validations) == 0 && len(spec.AuditAnnotations) == 0 {
 		errs = append(errs, field.Required(specPath.Child("validations"), "validations or auditAnnotations must contain at least one item"))
 	}
-	errs = append(errs, validateMatchConditions(spec.MatchConditions, specPath.Child("matchConditions"))...)
+	// The policy's compiler declares its variables, each compiled in
+	// order, for the expressions after them.
+	compiler := admissionCompiler
+	var varErrs []error
+	if errCompi == nil {
+		var names, exprs []string
+		for _, v := range spec.Variables {
+			names, exprs = append(names, v.Name), append(exprs, v.Expression)
+		}
+		c, vars, err := admissionCompiler.WithVariables(names, exprs)
+		if err != nil {
+			return append(errs, field.InternalError(specPath.Child("variables"), err))
+		}
+		compiler = c
+		for _, v := range vars {
+			varErrs = append(varErrs, v.Err)
+		}
+	}
+	errs = append(errs, validateMatchConditionsIn(compiler, spec.MatchConditions, specPath.Child("matchConditions"))...)
 	seen := sets.New[string]()
 	for i, v := range spec.Variables {
 		vp := specPath.Child("variables").Index(i)
@@ -592,16 +611,20 @@ func validateValidatingAdmissionPolicy(pol *admissionregistrationv1.ValidatingAd
 			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
 		}
 		seen.Insert(v.Name)
-		errs = append(errs, validateExpression(v.Expression, vp.Child("expression"))...)
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, field.Required(vp.Child("expression"), ""))
+		} else if i < len(varErrs) && varErrs[i] != nil {
+			errs = append(errs, field.Invalid(vp.Child("expression"), v.Expression, varErrs[i].Error()))
+		}
 	}
 	for i, v := range spec.Validations {
 		vp := specPath.Child("validations").Index(i)
-		errs = append(errs, validateExpression(v.Expression, vp.Child("expression"))...)
+		errs = append(errs, validateExpressionIn(compiler, v.Expression, vp.Child("expression"))...)
 		if strings.Contains(v.Message, "\n") {
 			errs = append(errs, field.Invalid(vp.Child("message"), v.Message, "message must not contain line breaks"))
 		}
 		if v.MessageExpression != "" {
-			errs = append(errs, validateExpression(v.MessageExpression, vp.Child("messageExpression"))...)
+			errs = append(errs, validateExpressionIn(compiler, v.MessageExpression, vp.Child("messageExpression"))...)
 		}
 		if v.Reason != nil && !supportedValidationReasons.Has(string(*v.Reason)) {
 			errs = append(errs, field.NotSupported(vp.Child("reason"), *v.Reason, sets.List(supportedValidationReasons)))
@@ -612,7 +635,7 @@ func validateValidatingAdmissionPolicy(pol *admissionregistrationv1.ValidatingAd
 		if a.Key == "" {
 			errs = append(errs, field.Required(ap.Child("key"), ""))
 		}
-		errs = append(errs, validateExpression(a.ValueExpression, ap.Child("valueExpression"))...)
+		errs = append(errs, validateExpressionIn(compiler, a.ValueExpression, ap.Child("valueExpression"))...)
 	}
 	return errs
 }

@@ -158,6 +158,12 @@ func TestValidatingAdmissionPolicyValidation(t *testing.T) {
 		{"variable names are CEL identifiers", admissionregistrationv1.ValidatingAdmissionPolicySpec{MatchConstraints: rules,
 			Validations: []admissionregistrationv1.Validation{{Expression: "true"}}, Variables: []admissionregistrationv1.Variable{{Name: "a-b", Expression: "1"}}},
 			`spec.variables[0].name: Invalid value: "a-b": name is not a valid CEL identifier`},
+		{"validations read the policy's variables and kube's libraries", admissionregistrationv1.ValidatingAdmissionPolicySpec{MatchConstraints: rules,
+			Variables:   []admissionregistrationv1.Variable{{Name: "limit", Expression: "quantity('1Gi')"}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "quantity('512Mi').isLessThan(variables.limit)", MessageExpression: "'over ' + string(variables.limit.asInteger())"}}}, ""},
+		{"a variable the policy does not declare does not compile", admissionregistrationv1.ValidatingAdmissionPolicySpec{MatchConstraints: rules,
+			Validations: []admissionregistrationv1.Validation{{Expression: "variables.missing"}}},
+			`spec.validations[0].expression: Invalid value: "variables.missing": compilation failed: ERROR: <input>:1:10: undefined field 'missing'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -485,6 +485,7 @@ func (s *Server) Start(ctx context.Context) error {
 		Disabled:           s.cfg.DisableAdmissionPlugins,
 		NamespaceLifecycle: apiServer.NamespaceLifecycle(),
 		Validators:         stack.validators,
+		Authorizer:         auth.Union(stack.authorizers),
 		Logger:             s.log.With("component", "admission"),
 	})
 	if err != nil {

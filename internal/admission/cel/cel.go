@@ -2,19 +2,23 @@
 // ValidatingAdmissionPolicy validations, message expressions, variables
 // and match conditions, and the match conditions of admission webhooks.
 //
-// The environment declares the variables kube's admission CEL declares —
-// object, oldObject, request, params, namespaceObject and variables — with
-// dynamic types: objects are their JSON form (maps, lists, strings, int64,
-// double, bool, null), so `object.spec.replicas <= 5`,
-// `has(object.metadata.labels)` and `object.metadata.name.startsWith("x")`
-// work as on a cluster. Expressions are checked when compiled, but field
-// names and types are checked only when evaluated (kube checks them
-// against the kind's OpenAPI schema and reports warnings).
+// Expressions are compiled by k8s.io/apiserver's admission CEL compiler
+// (admission/plugin/cel) over kube's base environment (cel/environment)
+// for the default compatibility version of kube-apiserver v1.37, in its
+// stored-expressions mode, as kube-apiserver evaluates policies: the same
+// libraries (quantity(), url(), ip(), cidr(), format.*, isSorted() and the
+// list functions, regex, semver, cel-go's strings, sets, lists and
+// two-variable comprehensions), the same declarations (object, oldObject
+// and params dynamic; request and namespaceObject typed; authorizer and
+// authorizer.requestResource; variables typed by their expressions), the
+// same per-call cost limit. Objects are their JSON form (maps, lists,
+// strings, int64, double, bool, null), as kube's schemaless values.
 //
-// Libraries: CEL's standard functions, optional types, and cel-go's
-// strings (version 2), sets, lists, math, base64 encoders and two-variable
-// comprehensions. Kubernetes' own libraries (quantity(), url(), ip(),
-// cidr(), isSorted(), authorizer) are not available.
+// What is minik's own is the evaluation: the activation is built from
+// minik's admission.Attributes (kube's evaluator reads k8s.io/apiserver's
+// admission.Attributes and VersionedAttributes, which minik's REST layer
+// does not produce), variables are evaluated eagerly, in order, each once,
+// and the runtime cost budget of a binding is kept by the caller (Budget).
 package cel
 
 import (
@@ -23,82 +27,113 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/google/cel-go/cel"
+	celgo "github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/ext"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
 
 	"minik/internal/admission"
+	"minik/internal/auth"
 )
 
-// PerCallLimit bounds the cost of evaluating one expression, as kube's
-// runtime cost budget per call does.
-const PerCallLimit = 1000000
+// PerCallLimit bounds the cost of evaluating one expression: kube's
+// runtime cost limit per call (set by the base environment).
+const PerCallLimit = celconfig.PerCallLimit
+
+// RuntimeCostBudget bounds the cost of evaluating one binding's
+// expressions, as kube's RuntimeCELCostBudget does.
+const RuntimeCostBudget = celconfig.RuntimeCELCostBudget
 
 // Names of the variables an expression may read.
 const (
-	VarObject          = "object"
-	VarOldObject       = "oldObject"
-	VarRequest         = "request"
-	VarParams          = "params"
-	VarNamespaceObject = "namespaceObject"
-	VarVariables       = "variables"
+	VarObject          = plugincel.ObjectVarName
+	VarOldObject       = plugincel.OldObjectVarName
+	VarRequest         = plugincel.RequestVarName
+	VarParams          = plugincel.ParamsVarName
+	VarNamespaceObject = plugincel.NamespaceVarName
+	VarVariables       = plugincel.VariableVarName
+	VarAuthorizer      = plugincel.AuthorizerVarName
+	// VarRequestResource is authorizer.requestResource.
+	VarRequestResource = plugincel.RequestResourceAuthorizerVarName
 )
+
+// declarations are the optional variables every expression may read, as
+// a ValidatingAdmissionPolicy's: params (null without a paramKind) and the
+// authorizer.
+var declarations = plugincel.OptionalVariableDeclarations{HasParams: true, HasAuthorizer: true}
 
 // Compiler compiles expressions in the admission environment. It is safe
 // for concurrent use.
 type Compiler struct {
-	env *cel.Env
+	base *environment.EnvSet
+	comp *plugincel.CompositedCompiler
 }
 
-// NewCompiler builds the admission environment.
+// NewCompiler builds the admission environment, with no variables
+// declared.
 func NewCompiler() (*Compiler, error) {
-	env, err := cel.NewEnv(
-		cel.Variable(VarObject, cel.DynType),
-		cel.Variable(VarOldObject, cel.DynType),
-		cel.Variable(VarRequest, cel.DynType),
-		cel.Variable(VarParams, cel.DynType),
-		cel.Variable(VarNamespaceObject, cel.DynType),
-		cel.Variable(VarVariables, cel.MapType(cel.StringType, cel.DynType)),
-		cel.HomogeneousAggregateLiterals(),
-		cel.DefaultUTCTimeZone(true),
-		cel.CrossTypeNumericComparisons(true),
-		cel.OptionalTypes(),
-		ext.Strings(ext.StringsVersion(2)),
-		ext.Sets(),
-		ext.Lists(),
-		ext.Math(),
-		ext.Encoders(),
-		ext.TwoVarComprehensions(),
-	)
+	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+	comp, err := plugincel.NewCompositedCompiler(base)
 	if err != nil {
 		return nil, fmt.Errorf("build CEL environment: %w", err)
 	}
-	return &Compiler{env: env}, nil
+	return &Compiler{base: base, comp: comp}, nil
+}
+
+// expression is an expression to compile, of any result type (kube
+// requires bool of validations only when the policy is written, which
+// the registry's validation checks).
+type expression struct {
+	name, expr string
+}
+
+func (e expression) GetExpression() string      { return e.expr }
+func (e expression) ReturnTypes() []*celgo.Type { return []*celgo.Type{celgo.AnyType} }
+func (e expression) GetName() string            { return e.name }
+
+// WithVariables returns a compiler for one policy, whose environment
+// declares its variables, compiled in order (each may read those before
+// it), as variables.<name> typed by its expression; and the variables.
+// A variable that does not compile keeps its error.
+func (c *Compiler) WithVariables(names, exprs []string) (*Compiler, []Variable, error) {
+	comp, err := plugincel.NewCompositedCompiler(c.base)
+	if err != nil {
+		return nil, nil, fmt.Errorf("build CEL environment: %w", err)
+	}
+	vars := make([]Variable, len(names))
+	for i, name := range names {
+		res := comp.CompileAndStoreVariable(expression{name: name, expr: exprs[i]}, declarations, environment.StoredExpressions)
+		p, err := program(exprs[i], res)
+		vars[i] = Variable{Name: name, Program: p, Err: err}
+	}
+	return &Compiler{base: c.base, comp: comp}, vars, nil
+}
+
+// Compile compiles and plans an expression. Its error reads as kube's:
+// "compilation failed: ERROR: <input>:1:7: ...".
+func (c *Compiler) Compile(expr string) (*Program, error) {
+	res := c.comp.CompileCELExpression(expression{expr: expr}, declarations, environment.StoredExpressions)
+	return program(expr, res)
+}
+
+func program(expr string, res plugincel.CompilationResult) (*Program, error) {
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	return &Program{Expression: expr, prg: res.Program}, nil
 }
 
 // Program is a compiled expression.
 type Program struct {
 	// Expression is the source text.
 	Expression string
-	prg        cel.Program
-}
-
-// Compile compiles and plans an expression. Its error reads as kube's:
-// "compilation failed: ERROR: <input>:1:7: ...".
-func (c *Compiler) Compile(expr string) (*Program, error) {
-	ast, iss := c.env.Compile(expr)
-	if iss != nil && iss.Err() != nil {
-		return nil, fmt.Errorf("compilation failed: %s", iss.Err())
-	}
-	prg, err := c.env.Program(ast, cel.CostLimit(PerCallLimit), cel.EvalOptions(cel.OptOptimize))
-	if err != nil {
-		return nil, fmt.Errorf("compilation failed: %w", err)
-	}
-	return &Program{Expression: expr, prg: prg}, nil
+	prg        celgo.Program
 }
 
 // Activation holds the values of the variables for one evaluation. A nil
@@ -112,14 +147,43 @@ type Activation struct {
 	// Variables are the policy's variables, evaluated in order (see
 	// EvalVariables).
 	Variables map[string]ref.Val
+	// Authorizer and RequestResource are the authorizer and
+	// authorizer.requestResource variables (see WithAuthorizer); unset,
+	// an expression reading them fails.
+	Authorizer, RequestResource ref.Val
+	// Budget, when set, is the runtime cost left to the evaluations that
+	// share it (a binding's); each evaluation spends its actual cost.
+	Budget *int64
 }
+
+// WithAuthorizer sets the authorizer variables: authorizer asks minik's
+// authorizer about the requesting user, authorizer.requestResource about
+// the request's own resource, as in kube.
+func (a *Activation) WithAuthorizer(attrs *admission.Attributes, authz auth.Authorizer) {
+	if authz == nil {
+		return
+	}
+	k := auth.KubeAuthorizer{Authorizer: authz}
+	user := attrs.User.Info()
+	a.Authorizer = library.NewAuthorizerVal(user, k)
+	a.RequestResource = library.NewResourceAuthorizerVal(user, k, requestResource{attrs})
+}
+
+// requestResource is the request's resource as the authorizer library
+// reads it.
+type requestResource struct{ a *admission.Attributes }
+
+func (r requestResource) GetName() string                          { return r.a.Name }
+func (r requestResource) GetNamespace() string                     { return r.a.Namespace }
+func (r requestResource) GetResource() schema.GroupVersionResource { return r.a.Resource }
+func (r requestResource) GetSubresource() string                   { return r.a.Subresource }
 
 func (a *Activation) vars() map[string]any {
 	m := map[string]ref.Val{}
 	for k, v := range a.Variables {
 		m[k] = v
 	}
-	return map[string]any{
+	vars := map[string]any{
 		VarObject:          nullable(a.Object),
 		VarOldObject:       nullable(a.OldObject),
 		VarRequest:         nullable(a.Request),
@@ -127,6 +191,11 @@ func (a *Activation) vars() map[string]any {
 		VarNamespaceObject: nullable(a.NamespaceObject),
 		VarVariables:       variablesMap(m),
 	}
+	if a.Authorizer != nil {
+		vars[VarAuthorizer] = a.Authorizer
+		vars[VarRequestResource] = a.RequestResource
+	}
+	return vars
 }
 
 func nullable(v any) any {
@@ -144,10 +213,21 @@ func variablesMap(m map[string]ref.Val) ref.Val {
 	return types.NewRefValMap(types.DefaultTypeAdapter, vals)
 }
 
-// Eval evaluates a program. Its error reads as kube's: "expression
-// '<expr>' resulted in error: <cause>".
+// ErrOutOfBudget reports that the evaluations sharing a budget spent it.
+var ErrOutOfBudget = errors.New("validation failed due to running out of cost budget, no further validation rules will be run")
+
+// Eval evaluates a program, spending its cost from a.Budget. Its error
+// reads as kube's: "expression '<expr>' resulted in error: <cause>".
 func (p *Program) Eval(a *Activation) (ref.Val, error) {
-	out, _, err := p.prg.Eval(a.vars())
+	out, details, err := p.prg.Eval(a.vars())
+	if a.Budget != nil && details != nil && details.ActualCost() != nil {
+		cost := *details.ActualCost()
+		if cost > uint64(max(*a.Budget, 0)) {
+			*a.Budget = -1
+			return nil, ErrOutOfBudget
+		}
+		*a.Budget -= int64(cost)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("expression '%s' resulted in error: %w", p.Expression, err)
 	}

@@ -50,6 +50,19 @@ func TestExpressions(t *testing.T) {
 		{"'dev' in request.userInfo.groups", true},
 		{"object.metadata.name.lowerAscii() == 'web'", true},
 		{"sets.contains(['a', 'b'], ['a'])", true},
+		// Kubernetes' libraries, as kube-apiserver v1.37 has them.
+		{"quantity('500m').isLessThan(quantity('1'))", true},
+		{"quantity('1Gi').compareTo(quantity('1024Mi')) == 0", true},
+		{"url('https://example.com:8443/a?b=c').getHost() == 'example.com:8443'", true},
+		{"url('https://example.com/a').getScheme() == 'https'", true},
+		{"ip('10.0.0.1').family() == 4 && ip('::1').isLoopback()", true},
+		{"cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))", true},
+		{"cidr('10.0.0.0/8').containsIP('192.168.0.1')", false},
+		{"format.dns1123Label().validate('web').hasValue()", false},
+		{"format.dns1123Label().validate('Not_A_Label').hasValue()", true},
+		{"[1, 2, 3].isSorted() && [3, 1].max() == 3", true},
+		{"'abc-123'.find('[0-9]+') == '123'", true},
+		{"isSemver('1.2.3') && semver('1.2.3').isLessThan(semver('1.10.0'))", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
@@ -80,17 +93,28 @@ func TestExpressions(t *testing.T) {
 		}
 	})
 	t.Run("variables see the ones before them and fail only where read", func(t *testing.T) {
-		v1, _ := c.Compile("object.spec.replicas * 2")
-		v2, _ := c.Compile("variables.double + 1")
-		bad, _ := c.Compile("object.nothing.here")
-		vars := []Variable{{Name: "double", Program: v1}, {Name: "next", Program: v2}, {Name: "bad", Program: bad}}
+		vc, vars, err := c.WithVariables([]string{"double", "next", "bad"}, []string{"object.spec.replicas * 2", "variables.double + 1", "object.nothing.here"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vars {
+			if v.Err != nil {
+				t.Fatalf("variable %s: %v", v.Name, v.Err)
+			}
+		}
 		va := *act
 		EvalVariables(vars, &va)
-		p, _ := c.Compile("variables.next == 11")
+		p, err := vc.Compile("variables.next == 11")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if ok, err := p.EvalBool(&va); !ok || err != nil {
 			t.Errorf("variables.next: %v %v", ok, err)
 		}
-		p, _ = c.Compile("variables.bad == 1")
+		if _, err := c.Compile("variables.next == 11"); err == nil || !strings.Contains(err.Error(), "undefined field 'next'") {
+			t.Errorf("a variable another policy declares compiled: %v", err)
+		}
+		p, _ = vc.Compile("variables.bad == 1")
 		if _, err := p.Eval(&va); err == nil {
 			t.Error("reading a failed variable did not fail")
 		}

@@ -43,6 +43,7 @@ import (
 	"minik/internal/admission/policy"
 	"minik/internal/admission/quota"
 	"minik/internal/admission/webhook"
+	"minik/internal/auth"
 	"minik/internal/registry"
 	"minik/internal/syncwait"
 )
@@ -92,6 +93,11 @@ type Config struct {
 	// and before the policies and webhooks, where kube runs
 	// NodeRestriction.
 	Validators []admission.Validator
+	// Authorizer is the server's authorizer chain, which the CEL
+	// expressions of ValidatingAdmissionPolicies and webhook match
+	// conditions ask through their authorizer variable; nil leaves that
+	// variable unset.
+	Authorizer auth.Authorizer
 	// Clock tells the time; nil means the real clock.
 	Clock clock.PassiveClock
 	// Logger logs; nil means slog.Default().
@@ -231,7 +237,7 @@ func (a *Admission) build() error {
 		hooks, err = webhook.New(webhook.Config{
 			Mutating: mw.Lister(), Validating: vw.Lister(), Namespaces: namespaces,
 			Services: svc.Lister(), EndpointSlices: eps.Lister(),
-			Default: a.defaulter(), Compiler: compiler, HasSynced: a.HasSynced,
+			Default: a.defaulter(), Compiler: compiler, HasSynced: a.HasSynced, Authorizer: a.cfg.Authorizer,
 			Logger: a.cfg.Logger.With("plugin", "webhook"),
 		})
 		if err != nil {
@@ -247,7 +253,7 @@ func (a *Admission) build() error {
 		a.want(binds.Informer())
 		p, err := policy.New(policy.Config{
 			Policies: pols.Lister(), Bindings: binds.Lister(), Namespaces: namespaces,
-			Params: a.params, Compiler: compiler, HasSynced: a.HasSynced,
+			Params: a.params, Compiler: compiler, HasSynced: a.HasSynced, Authorizer: a.cfg.Authorizer,
 			Logger: a.cfg.Logger.With("plugin", ValidatingAdmissionPolicy),
 		})
 		if err != nil {

@@ -36,6 +36,7 @@ import (
 	"minik/internal/admission"
 	"minik/internal/admission/cel"
 	"minik/internal/admission/match"
+	"minik/internal/auth"
 )
 
 // maxMessageBytes bounds a message computed by messageExpression.
@@ -69,6 +70,9 @@ type Config struct {
 	Params ParamSource
 	// Compiler compiles expressions; nil makes one.
 	Compiler *cel.Compiler
+	// Authorizer answers the expressions' authorizer checks (the server's
+	// whole authorizer chain); nil leaves the authorizer variables unset.
+	Authorizer auth.Authorizer
 	// HasSynced tells whether the caches are filled. Optional.
 	HasSynced func() bool
 	// Equivalents lists equivalent resources for matchPolicy Equivalent.
@@ -130,22 +134,31 @@ func (p *Plugin) compile(pol *admissionregistrationv1.ValidatingAdmissionPolicy)
 		return c
 	}
 	c := &compiled{resourceVersion: pol.ResourceVersion}
-	for _, v := range pol.Spec.Variables {
-		prg, err := p.cfg.Compiler.Compile(v.Expression)
-		c.variables = append(c.variables, cel.Variable{Name: v.Name, Program: prg, Err: err})
-	}
 	var names, exprs []string
+	for _, v := range pol.Spec.Variables {
+		names, exprs = append(names, v.Name), append(exprs, v.Expression)
+	}
+	// The policy's own environment declares its variables.
+	compiler, vars, envErr := p.cfg.Compiler.WithVariables(names, exprs)
+	if envErr != nil {
+		compiler = p.cfg.Compiler
+	}
+	c.variables = vars
+	names, exprs = nil, nil
 	for _, mc := range pol.Spec.MatchConditions {
 		names, exprs = append(names, mc.Name), append(exprs, mc.Expression)
 	}
-	c.conditions = p.cfg.Compiler.CompileConditions(names, exprs)
+	c.conditions = compiler.CompileConditions(names, exprs)
 	for _, v := range pol.Spec.Validations {
 		val := validation{expression: v.Expression, message: v.Message, reason: metav1.StatusReasonInvalid}
-		val.program, val.err = p.cfg.Compiler.Compile(v.Expression)
+		val.program, val.err = compiler.Compile(v.Expression)
+		if envErr != nil {
+			val.program, val.err = nil, envErr
+		}
 		if v.MessageExpression != "" {
 			// A messageExpression that does not compile falls back to the
 			// message, as in kube.
-			val.msgProgram, _ = p.cfg.Compiler.Compile(v.MessageExpression)
+			val.msgProgram, _ = compiler.Compile(v.MessageExpression)
 		}
 		if v.Reason != nil && *v.Reason != "" {
 			val.reason = *v.Reason
@@ -296,7 +309,12 @@ func (p *Plugin) activation(ctx context.Context, a *admission.Attributes) (*cel.
 		}
 		ns = got
 	}
-	return cel.NewActivation(a, ns)
+	act, err := cel.NewActivation(a, ns)
+	if err != nil {
+		return nil, err
+	}
+	act.WithAuthorizer(a, p.cfg.Authorizer)
+	return act, nil
 }
 
 // params returns the parameter objects to evaluate the policy with: one
@@ -359,6 +377,8 @@ func (p *Plugin) evaluate(pol *admissionregistrationv1.ValidatingAdmissionPolicy
 		act.Params = param
 	}
 	act.Variables = nil
+	budget := int64(cel.RuntimeCostBudget)
+	act.Budget = &budget
 	cel.EvalVariables(c.variables, &act)
 	mk := func(msg string, reason metav1.StatusReason) decision {
 		return decision{policy: pol.Name, binding: b.Name, message: msg, reason: reason}
@@ -387,6 +407,9 @@ func (p *Plugin) evaluate(pol *admissionregistrationv1.ValidatingAdmissionPolicy
 		if err != nil {
 			if fail {
 				out = append(out, mk(err.Error(), metav1.StatusReasonInvalid))
+			}
+			if errors.Is(err, cel.ErrOutOfBudget) {
+				break
 			}
 			continue
 		}

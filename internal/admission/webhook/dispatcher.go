@@ -27,6 +27,7 @@ import (
 	"minik/internal/admission"
 	"minik/internal/admission/cel"
 	"minik/internal/admission/match"
+	"minik/internal/auth"
 )
 
 // readyWait bounds how long a request waits for the configuration cache to
@@ -51,6 +52,9 @@ type Config struct {
 	Default func(obj runtime.Object)
 	// Compiler compiles match conditions; nil makes one.
 	Compiler *cel.Compiler
+	// Authorizer answers match conditions' authorizer checks (the server's
+	// authorizer chain), as kube's; nil leaves the variable unset.
+	Authorizer auth.Authorizer
 	// HasSynced tells whether the caches are filled. Optional.
 	HasSynced func() bool
 	// Equivalents lists equivalent resources for matchPolicy Equivalent.
@@ -261,6 +265,7 @@ func (p *Plugins) shouldCall(ctx context.Context, h *hook, a *admission.Attribut
 		if err != nil {
 			return false, apierrors.NewInternalError(err)
 		}
+		act.WithAuthorizer(a, p.cfg.Authorizer)
 		ok, err := cel.Match(h.conditions, act)
 		if err != nil {
 			if h.failure == admissionregistrationv1.Ignore {

@@ -17,16 +17,19 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	admissionlisters "k8s.io/client-go/listers/admissionregistration/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"minik/internal/admission"
 	"minik/internal/auth"
+	"minik/internal/auth/rbac"
 	"minik/internal/pki"
 )
 
@@ -101,6 +104,7 @@ type fixture struct {
 	validating []*admissionregistrationv1.ValidatingWebhookConfiguration
 	services   []runtime.Object
 	defaults   func(runtime.Object)
+	authz      auth.Authorizer
 }
 
 func (f fixture) plugins(t *testing.T) *Plugins {
@@ -129,6 +133,7 @@ func (f fixture) plugins(t *testing.T) *Plugins {
 		Services:       corelisters.NewServiceLister(indexer(svcs...)),
 		EndpointSlices: discoverylisters.NewEndpointSliceLister(indexer(slices...)),
 		Default:        f.defaults,
+		Authorizer:     f.authz,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -236,6 +241,26 @@ func TestValidatingWebhooks(t *testing.T) {
 		p := fixture{validating: []*admissionregistrationv1.ValidatingWebhookConfiguration{cfg("deny", h, h2, h3, h4)}}.plugins(t)
 		if err := p.Validating().Validate(context.Background(), podAttrs()); err != nil {
 			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("a match condition's authorizer check asks RBAC about the requester", func(t *testing.T) {
+		// Users who may delete pods skip the hook: alice's group may.
+		authz := rbac.NewFromListers(rbaclisters.NewRoleLister(indexer()), rbaclisters.NewRoleBindingLister(indexer()),
+			rbaclisters.NewClusterRoleLister(indexer(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "pod-deleter"},
+				Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"delete"}}}})),
+			rbaclisters.NewClusterRoleBindingLister(indexer(&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "dev-deletes"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "pod-deleter"},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "dev"}}})))
+		h := validatingHook("deny.example.com", deny.URL, caD, &fail, 5)
+		h.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "not-admins", Expression: "!authorizer.group('').resource('pods').namespace(request.namespace).check('delete').allowed()"}}
+		p := fixture{validating: []*admissionregistrationv1.ValidatingWebhookConfiguration{cfg("deny", h)}, authz: authz}.plugins(t)
+		if err := p.Validating().Validate(context.Background(), podAttrs()); err != nil {
+			t.Fatalf("alice, who may delete pods, was sent to the hook: %v", err)
+		}
+		bob := podAttrs()
+		bob.User = &auth.User{Name: "bob"}
+		if err := p.Validating().Validate(context.Background(), bob); err == nil || err.Error() != `admission webhook "deny.example.com" denied the request: images must come from registry.example.com` {
+			t.Fatalf("bob: err = %v", err)
 		}
 	})
 	t.Run("a dry run is refused by a hook with side effects", func(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"k8s.io/component-helpers/auth/rbac/validation"
+
 	"minik/internal/admission"
 	"minik/internal/auth"
 )
@@ -146,7 +148,7 @@ func (c *EscalationCheck) confirmNoEscalation(ctx context.Context, u *auth.User,
 		return apierrors.NewForbidden(gr, name, errors.New("no user on context"))
 	}
 	owned, _, resolveErr := c.Rules.RulesFor(ctx, u, namespace)
-	ok, missing := Covers(owned, rules)
+	ok, missing := validation.Covers(owned, rules)
 	if ok {
 		return nil
 	}
@@ -188,109 +190,10 @@ func onlyGCFieldsChange(obj, old runtime.Object) bool {
 	return equality.Semantic.DeepEqual(copied, old)
 }
 
-// Covers tells whether owner rules cover every permission of the servant
-// rules, returning the atomic permissions that are not covered.
-func Covers(owner, servant []rbacv1.PolicyRule) (bool, []rbacv1.PolicyRule) {
-	var missing []rbacv1.PolicyRule
-	for _, s := range servant {
-		for _, sub := range BreakdownRule(s) {
-			covered := false
-			for i := range owner {
-				if ruleCovers(&owner[i], &sub) {
-					covered = true
-					break
-				}
-			}
-			if !covered {
-				missing = append(missing, sub)
-			}
-		}
-	}
-	return len(missing) == 0, missing
-}
-
-// BreakdownRule splits a rule into atomic rules: one group, resource, verb
-// and (when named) resource name; or one URL and verb.
-func BreakdownRule(r rbacv1.PolicyRule) []rbacv1.PolicyRule {
-	var out []rbacv1.PolicyRule
-	for _, g := range r.APIGroups {
-		for _, res := range r.Resources {
-			for _, v := range r.Verbs {
-				if len(r.ResourceNames) > 0 {
-					for _, n := range r.ResourceNames {
-						out = append(out, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}, ResourceNames: []string{n}})
-					}
-				} else {
-					out = append(out, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}})
-				}
-			}
-		}
-	}
-	for _, u := range r.NonResourceURLs {
-		for _, v := range r.Verbs {
-			out = append(out, rbacv1.PolicyRule{NonResourceURLs: []string{u}, Verbs: []string{v}})
-		}
-	}
-	return out
-}
-
-func ruleCovers(owner, sub *rbacv1.PolicyRule) bool {
-	verbs := slices.Contains(owner.Verbs, rbacv1.VerbAll) || hasAll(owner.Verbs, sub.Verbs)
-	groups := slices.Contains(owner.APIGroups, rbacv1.APIGroupAll) || hasAll(owner.APIGroups, sub.APIGroups)
-	resources := resourceCoversAll(owner.Resources, sub.Resources)
-	urls := nonResourceURLsCoverAll(owner.NonResourceURLs, sub.NonResourceURLs)
-	names := false
-	if len(sub.ResourceNames) == 0 {
-		names = len(owner.ResourceNames) == 0
-	} else {
-		names = len(owner.ResourceNames) == 0 || hasAll(owner.ResourceNames, sub.ResourceNames)
-	}
-	return verbs && groups && resources && names && urls
-}
-
-func hasAll(set, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(set, w) {
-			return false
-		}
-	}
-	return true
-}
-
-func resourceCoversAll(set, covers []string) bool {
-	if slices.Contains(set, rbacv1.ResourceAll) || hasAll(set, covers) {
-		return true
-	}
-	for _, path := range covers {
-		if slices.Contains(set, path) {
-			continue
-		}
-		_, sub, ok := strings.Cut(path, "/")
-		if !ok || !slices.Contains(set, "*/"+sub) {
-			return false
-		}
-	}
-	return true
-}
-
-func nonResourceURLsCoverAll(set, covers []string) bool {
-	for _, path := range covers {
-		covered := false
-		for _, owner := range set {
-			if owner == path || (strings.HasSuffix(owner, "*") && strings.HasPrefix(path, strings.TrimRight(owner, "*"))) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			return false
-		}
-	}
-	return true
-}
-
 // CompactRules merges rules of one group and one resource (and at most
 // one name) that differ only by verb, as kube's escalation message does.
+// (kube's own CompactRules lives in kubernetes/pkg/apis/rbac/v1, which is
+// not a library module; rule coverage comes from component-helpers.)
 func CompactRules(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 	type key struct {
 		group, resource, name string

@@ -7,6 +7,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"minik/internal/admission"
 	"minik/internal/auth"
@@ -139,7 +140,7 @@ func TestCoversAndCompaction(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if ok, missing := rbac.Covers(owner, []rbacv1.PolicyRule{c.servant}); ok != c.covered {
+			if ok, missing := validation.Covers(owner, []rbacv1.PolicyRule{c.servant}); ok != c.covered {
 				t.Fatalf("covered = %v (missing %v), want %v", ok, missing, c.covered)
 			}
 		})
@@ -168,13 +169,13 @@ func TestBootstrapAggregation(t *testing.T) {
 	if len(view.Rules) == 0 {
 		t.Fatal("view has no rules after aggregation")
 	}
-	if ok, missing := rbac.Covers(edit.Rules, view.Rules); !ok {
+	if ok, missing := validation.Covers(edit.Rules, view.Rules); !ok {
 		t.Fatalf("edit does not cover view: %v", missing)
 	}
-	if ok, missing := rbac.Covers(admin.Rules, edit.Rules); !ok {
+	if ok, missing := validation.Covers(admin.Rules, edit.Rules); !ok {
 		t.Fatalf("admin does not cover edit: %v", missing)
 	}
-	if ok, _ := rbac.Covers(view.Rules, []rbacv1.PolicyRule{rule([]string{"get"}, []string{""}, "secrets")}); ok {
+	if ok, _ := validation.Covers(view.Rules, []rbacv1.PolicyRule{rule([]string{"get"}, []string{""}, "secrets")}); ok {
 		t.Fatal("view reads secrets")
 	}
 	for _, b := range rbac.ClusterRoleBindings() {

@@ -12,8 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/component-helpers/auth/rbac/reconciliation"
 )
 
 // Reconcile makes the bootstrap policy exist through the API, as
@@ -86,111 +89,94 @@ func inParallel(n int, fn func(i int) error) error {
 	return first
 }
 
-func autoUpdate(m metav1.ObjectMeta) bool {
-	return m.Annotations[rbacv1.AutoUpdateAnnotationKey] != "false"
-}
-
 func reconcileClusterRole(ctx context.Context, cs kubernetes.Interface, want rbacv1.ClusterRole) error {
-	client := cs.RbacV1().ClusterRoles()
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := client.Get(ctx, want.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = client.Create(ctx, &want, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return apierrors.NewConflict(rbacv1.Resource("clusterroles"), want.Name, err)
-			}
-			return err
+		opts := reconciliation.ReconcileRoleOptions{
+			Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: want.DeepCopy()},
+			Client:  clusterRoles{ctx: ctx, client: cs.RbacV1().ClusterRoles()},
+			Confirm: true,
 		}
-		if err != nil || !autoUpdate(cur.ObjectMeta) {
-			return err
-		}
-		next := cur.DeepCopy()
-		mergeMeta(&next.ObjectMeta, want.ObjectMeta)
-		if want.AggregationRule != nil {
-			if next.AggregationRule == nil {
-				next.AggregationRule = &rbacv1.AggregationRule{}
-			}
-			for _, sel := range want.AggregationRule.ClusterRoleSelectors {
-				if !slices.ContainsFunc(next.AggregationRule.ClusterRoleSelectors, func(s metav1.LabelSelector) bool {
-					return equality.Semantic.DeepEqual(s, sel)
-				}) {
-					next.AggregationRule.ClusterRoleSelectors = append(next.AggregationRule.ClusterRoleSelectors, sel)
-				}
-			}
-		} else if ok, missing := Covers(next.Rules, want.Rules); !ok {
-			next.Rules = append(next.Rules, missing...)
-		}
-		if equality.Semantic.DeepEqual(next, cur) {
-			return nil
-		}
-		_, err = client.Update(ctx, next, metav1.UpdateOptions{})
+		_, err := opts.Run()
 		return err
 	})
 }
 
 func reconcileClusterRoleBinding(ctx context.Context, cs kubernetes.Interface, want rbacv1.ClusterRoleBinding) error {
-	client := cs.RbacV1().ClusterRoleBindings()
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := client.Get(ctx, want.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = client.Create(ctx, &want, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return apierrors.NewConflict(rbacv1.Resource("clusterrolebindings"), want.Name, err)
-			}
-			return err
+		opts := reconciliation.ReconcileRoleBindingOptions{
+			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: want.DeepCopy()},
+			Client:      clusterRoleBindings{ctx: ctx, client: cs.RbacV1().ClusterRoleBindings()},
+			Confirm:     true,
 		}
-		if err != nil || !autoUpdate(cur.ObjectMeta) {
-			return err
-		}
-		if cur.RoleRef != want.RoleRef {
-			// roleRef is immutable: the binding is recreated.
-			if err := client.Delete(ctx, cur.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cur.UID}}); err != nil && !apierrors.IsNotFound(err) {
-				return err
-			}
-			next := want.DeepCopy()
-			next.Subjects = mergeSubjects(cur.Subjects, want.Subjects)
-			mergeMeta(&next.ObjectMeta, cur.ObjectMeta)
-			_, err = client.Create(ctx, next, metav1.CreateOptions{})
-			return err
-		}
-		next := cur.DeepCopy()
-		mergeMeta(&next.ObjectMeta, want.ObjectMeta)
-		next.Subjects = mergeSubjects(cur.Subjects, want.Subjects)
-		if equality.Semantic.DeepEqual(next, cur) {
-			return nil
-		}
-		_, err = client.Update(ctx, next, metav1.UpdateOptions{})
+		_, err := opts.Run()
 		return err
 	})
 }
 
-func mergeSubjects(have, want []rbacv1.Subject) []rbacv1.Subject {
-	out := slices.Clone(have)
-	for _, s := range want {
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
+// clusterRoles is reconciliation's view of the ClusterRole API, with the
+// caller's context (component-helpers' own adapter uses context.TODO).
+type clusterRoles struct {
+	ctx    context.Context
+	client rbacv1client.ClusterRoleInterface
 }
 
-func mergeMeta(dst *metav1.ObjectMeta, src metav1.ObjectMeta) {
-	for k, v := range src.Labels {
-		if _, ok := dst.Labels[k]; !ok {
-			if dst.Labels == nil {
-				dst.Labels = map[string]string{}
-			}
-			dst.Labels[k] = v
-		}
+func (c clusterRoles) Get(_, name string) (reconciliation.RuleOwner, error) {
+	r, err := c.client.Get(c.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
 	}
-	for k, v := range src.Annotations {
-		if _, ok := dst.Annotations[k]; !ok {
-			if dst.Annotations == nil {
-				dst.Annotations = map[string]string{}
-			}
-			dst.Annotations[k] = v
-		}
+	return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}, nil
+}
+
+func (c clusterRoles) Create(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
+	r, err := c.client.Create(c.ctx, in.(reconciliation.ClusterRoleRuleOwner).ClusterRole, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
 	}
+	return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}, nil
+}
+
+func (c clusterRoles) Update(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
+	r, err := c.client.Update(c.ctx, in.(reconciliation.ClusterRoleRuleOwner).ClusterRole, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.ClusterRoleRuleOwner{ClusterRole: r}, nil
+}
+
+// clusterRoleBindings is reconciliation's view of the ClusterRoleBinding
+// API, with the caller's context.
+type clusterRoleBindings struct {
+	ctx    context.Context
+	client rbacv1client.ClusterRoleBindingInterface
+}
+
+func (c clusterRoleBindings) Get(_, name string) (reconciliation.RoleBinding, error) {
+	b, err := c.client.Get(c.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}, nil
+}
+
+func (c clusterRoleBindings) Create(in reconciliation.RoleBinding) (reconciliation.RoleBinding, error) {
+	b, err := c.client.Create(c.ctx, in.(reconciliation.ClusterRoleBindingAdapter).ClusterRoleBinding, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}, nil
+}
+
+func (c clusterRoleBindings) Update(in reconciliation.RoleBinding) (reconciliation.RoleBinding, error) {
+	b, err := c.client.Update(c.ctx, in.(reconciliation.ClusterRoleBindingAdapter).ClusterRoleBinding, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b}, nil
+}
+
+func (c clusterRoleBindings) Delete(_, name string, uid types.UID) error {
+	return c.client.Delete(c.ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 }
 
 // aggregateOnce sets the rules of every aggregated ClusterRole once.
