@@ -18,11 +18,15 @@ test: ## every test, against real embedded etcd, then the ecosystem's
 ecosystem: ## controller-runtime, envtest and Helm against minikd (a module of its own)
 	cd test/ecosystem && $(GO) test -count=1 -timeout 20m ./...
 
-lint: ## gofmt check and go vet
+# staticcheck at a pinned version, fetched from the module proxy by go run.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint: ## gofmt check, go vet and staticcheck (staticcheck.conf)
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	cd test/ecosystem && $(GO) vet ./...
+	$(STATICCHECK) $(PKGS)
 
 # The native fuzz targets (their seeds also run under `make test`), each
 # for FUZZTIME on FUZZPARALLEL workers; a failing input lands in the

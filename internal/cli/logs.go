@@ -55,7 +55,7 @@ type LogsOptions struct {
 	Tail                 int64
 	TailSpecified        bool
 	SinceTime            string
-	SinceSeconds         time.Duration
+	Since                time.Duration
 	MaxFollowConcurrency int
 	PodRunningTimeout    time.Duration
 
@@ -111,7 +111,7 @@ func NewCmdLogs(f *Factory, streams IOStreams) *cobra.Command {
 	cmd.Flags().Int64Var(&o.Tail, "tail", o.Tail, "Lines of recent log file to display. Defaults to -1 with no selector, showing all log lines otherwise 10, if a selector is provided.")
 	cmd.Flags().BoolVar(&o.IgnoreLogErrors, "ignore-errors", o.IgnoreLogErrors, "If watching / following pod logs, allow for any errors that occur to be non-fatal")
 	cmd.Flags().StringVar(&o.SinceTime, "since-time", o.SinceTime, "Only return logs after a specific date (RFC3339). Defaults to all logs. Only one of since-time / since may be used.")
-	cmd.Flags().DurationVar(&o.SinceSeconds, "since", o.SinceSeconds, "Only return logs newer than a relative duration like 5s, 2m, or 3h. Defaults to all logs. Only one of since-time / since may be used.")
+	cmd.Flags().DurationVar(&o.Since, "since", o.Since, "Only return logs newer than a relative duration like 5s, 2m, or 3h. Defaults to all logs. Only one of since-time / since may be used.")
 	cmd.Flags().StringVarP(&o.Container, "container", "c", o.Container, "Print the logs of this container")
 	cmd.Flags().DurationVar(&o.PodRunningTimeout, "pod-running-timeout", defaultPodLogsTimeout, "The length of time (like 5s, 2m, or 3h, higher than zero) to wait until at least one pod is running")
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "Selector (label query) to filter on.")
@@ -157,7 +157,7 @@ func (o *LogsOptions) Complete(f *Factory, cmd *cobra.Command, args []string) er
 
 // Validate checks flag combinations as kubectl does.
 func (o *LogsOptions) Validate() error {
-	if o.SinceTime != "" && o.SinceSeconds != 0 {
+	if o.SinceTime != "" && o.Since != 0 {
 		return errors.New("at most one of `sinceTime` or `sinceSeconds` may be specified")
 	}
 	if o.AllContainers && o.Container != "" {
@@ -169,7 +169,7 @@ func (o *LogsOptions) Validate() error {
 	if o.LimitBytes < 0 {
 		return errors.New("--limit-bytes must be greater than 0")
 	}
-	if o.SinceSeconds < 0 {
+	if o.Since < 0 {
 		return errors.New("--since must be greater than 0")
 	}
 	if o.Tail < -1 {
@@ -194,8 +194,8 @@ func (o *LogsOptions) logOptions() (*corev1.PodLogOptions, error) {
 	if o.LimitBytes != 0 {
 		opts.LimitBytes = &o.LimitBytes
 	}
-	if o.SinceSeconds != 0 {
-		sec := int64(o.SinceSeconds.Round(time.Second).Seconds())
+	if o.Since != 0 {
+		sec := int64(o.Since.Round(time.Second).Seconds())
 		opts.SinceSeconds = &sec
 	}
 	switch {
@@ -328,7 +328,7 @@ func (o *LogsOptions) podsFor(ctx context.Context, namespace string, selector la
 		return e.Type == watch.Added || e.Type == watch.Modified, nil
 	})
 	if err != nil {
-		if errors.Is(err, wait.ErrWaitTimeout) || wctx.Err() != nil {
+		if wait.Interrupted(err) || wctx.Err() != nil {
 			return nil, errors.New("timed out waiting for the condition")
 		}
 		return nil, err

@@ -78,6 +78,7 @@ func TestWorkersRecoverAPanickingReconcile(t *testing.T) {
 		Reconcile: func(_ context.Context, key string) error {
 			if key == "bad" && calls.Add(1) == 1 {
 				var m map[string]int
+				//lint:ignore SA5000 the panic is the point of the test
 				m["boom"]++ // a nil map: the kind of bug a bad object meets
 			}
 			reconciled <- key

@@ -811,9 +811,7 @@ func (rc *resourceCache) watch(ctx context.Context, prefix string, fromRev int64
 		}
 		defer func() {
 			rc.mu.Lock()
-			if _, ok := rc.watchers[w]; ok {
-				delete(rc.watchers, w)
-			}
+			delete(rc.watchers, w)
 			rc.mu.Unlock()
 		}()
 		for _, e := range replay {

@@ -255,7 +255,8 @@ func exitCode(err error) (int, error) {
 	if err == nil {
 		return 0, nil
 	}
-	if st, ok := interp.IsExitStatus(err); ok {
+	var st interp.ExitStatus
+	if errors.As(err, &st) {
 		return int(st), nil
 	}
 	if errors.Is(err, errKilled) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

@@ -240,8 +240,7 @@ func scriptDemand(script string) Demand {
 		return Demand{}
 	}
 	var d Demand
-	var visit func(node syntax.Node) bool
-	visit = func(node syntax.Node) bool {
+	visit := func(node syntax.Node) bool {
 		switch n := node.(type) {
 		case *syntax.WhileClause:
 			if endless(n) && !blocks(n.Do) {
