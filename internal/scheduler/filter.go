@@ -257,15 +257,11 @@ func filter(st *cycleState, n *nodeInfo) *status {
 // matchesNodeSelectorAndAffinity is NodeAffinity's filter: the pod's
 // nodeSelector and its required node affinity must both hold.
 func matchesNodeSelectorAndAffinity(pi *podInfo, n *nodeInfo) bool {
-	for k, v := range pi.nodeSelector {
-		if got, ok := n.labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	if pi.requiredAffinity != nil && !pi.requiredAffinity.matches(n.name, n.labels) {
+	if n.node == nil {
 		return false
 	}
-	return true
+	ok, _ := pi.required.Match(n.node)
+	return ok
 }
 
 func portsConflict(want, used []hostPort) bool {

@@ -111,13 +111,10 @@ func intolerablePreferTaints(pi *podInfo, n *nodeInfo) int64 {
 }
 
 func preferredAffinity(pi *podInfo, n *nodeInfo) int64 {
-	var sum int64
-	for i := range pi.preferred {
-		if pi.preferred[i].term.matches(n.name, n.labels) {
-			sum += pi.preferred[i].weight
-		}
+	if pi.preferred == nil || n.node == nil {
+		return 0
 	}
-	return sum
+	return pi.preferred.Score(n.node)
 }
 
 // normalize scales scores to 0..maxNodeScore (kube's
