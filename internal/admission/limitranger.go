@@ -15,6 +15,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/clock"
 
 	"minik/internal/admission/quota"
@@ -219,20 +220,30 @@ func validatePodLimits(lr *corev1.LimitRange, pod *corev1.Pod) error {
 				}
 			}
 		case corev1.LimitTypePod:
-			requests := podLimitRequests(pod, quota.PodRequests)
-			limits := podLimitRequests(pod, quota.PodLimits)
+			requests, limits := podLimitRequests(pod)
 			errs = append(errs, checkLimits(item, typ, requests, limits)...)
 		}
 	}
 	return utilerrors.NewAggregate(errs)
 }
 
-// podLimitRequests is a pod's total as LimitRanger counts it: without the
-// pod overhead.
-func podLimitRequests(pod *corev1.Pod, total func(*corev1.Pod) corev1.ResourceList) corev1.ResourceList {
-	p := pod.DeepCopy()
-	p.Spec.Overhead = nil
-	return total(p)
+// podLimitRequests is a pod's total as kube's LimitRanger counts it: the
+// sidecar formula over the spec, without the pod overhead, the pod-level
+// cpu and memory (not huge pages) overriding the containers' sum.
+func podLimitRequests(pod *corev1.Pod) (requests, limits corev1.ResourceList) {
+	opts := resourcehelper.PodResourcesOptions{ExcludeOverhead: true, SkipPodLevelResources: true}
+	requests, limits = resourcehelper.PodRequests(pod, opts), resourcehelper.PodLimits(pod, opts)
+	if r := pod.Spec.Resources; r != nil {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := r.Requests[name]; ok {
+				requests[name] = q
+			}
+			if q, ok := r.Limits[name]; ok {
+				limits[name] = q
+			}
+		}
+	}
+	return requests, limits
 }
 
 // checkLimits applies one LimitRange item's min, max and

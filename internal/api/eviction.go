@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"minik/internal/admission"
 	"minik/internal/auth"
@@ -198,15 +199,6 @@ func mustKeepVersion(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil
 }
 
-func podIsReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 var evicted = &metav1.Status{Status: metav1.StatusSuccess}
 
 // evict runs one eviction; see the comment at the top of the file.
@@ -248,7 +240,7 @@ func (h *resourceHandler) evict(ctx context.Context, ns, name string, opts *meta
 		pdb := pdbs[0]
 		st := pdb.Status
 		alwaysAllow := pdb.Spec.UnhealthyPodEvictionPolicy != nil && *pdb.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow
-		if !podIsReady(pod) && (alwaysAllow || (st.CurrentHealthy >= st.DesiredHealthy && st.DesiredHealthy > 0)) {
+		if !podutils.IsPodReady(pod) && (alwaysAllow || (st.CurrentHealthy >= st.DesiredHealthy && st.DesiredHealthy > 0)) {
 			// An unready pod is not healthy: its eviction spends nothing,
 			// as long as it is still unready when it goes.
 			unready = true

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/reference"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // kindDescriber describes one typed object.
@@ -1041,39 +1042,6 @@ func describeNode(ctx context.Context, d *describer, obj runtime.Object) (string
 	})
 }
 
-// podRequestsAndLimits sums a pod's container requests and limits, an
-// init container's counting when it is larger, plus the pod overhead.
-func podRequestsAndLimits(pod *corev1.Pod) (corev1.ResourceList, corev1.ResourceList) {
-	reqs, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	add := func(dst, src corev1.ResourceList) {
-		for n, q := range src {
-			v := dst[n]
-			v.Add(q)
-			dst[n] = v
-		}
-	}
-	maxOf := func(dst, src corev1.ResourceList) {
-		for n, q := range src {
-			if v, ok := dst[n]; !ok || q.Cmp(v) > 0 {
-				dst[n] = q.DeepCopy()
-			}
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		add(reqs, c.Resources.Requests)
-		add(limits, c.Resources.Limits)
-	}
-	for _, c := range pod.Spec.InitContainers {
-		maxOf(reqs, c.Resources.Requests)
-		maxOf(limits, c.Resources.Limits)
-	}
-	add(reqs, pod.Spec.Overhead)
-	if len(limits) > 0 {
-		add(limits, pod.Spec.Overhead)
-	}
-	return reqs, limits
-}
-
 // describeNodeResource prints the node's pods and allocated resources.
 func describeNodeResource(pods []corev1.Pod, node *corev1.Node, w *prefixWriter) {
 	w.Write(level0, "Non-terminated Pods:\t(%d in total)\n", len(pods))
@@ -1098,13 +1066,16 @@ func describeNodeResource(pods []corev1.Pod, node *corev1.Node, w *prefixWriter)
 	totalReqs, totalLimits := corev1.ResourceList{}, corev1.ResourceList{}
 	for i := range pods {
 		pod := &pods[i]
-		req, lim := podRequestsAndLimits(pod)
-		for n, q := range req {
+		// As kubectl: a pod's row counts what its containers run with
+		// (status resources), the totals what the specs ask for.
+		req := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{UseStatusResources: true})
+		lim := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{UseStatusResources: true})
+		for n, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
 			v := totalReqs[n]
 			v.Add(q)
 			totalReqs[n] = v
 		}
-		for n, q := range lim {
+		for n, q := range resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{}) {
 			v := totalLimits[n]
 			v.Add(q)
 			totalLimits[n] = v

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 const (
@@ -351,22 +352,13 @@ func betterForLogs(a, b *corev1.Pod) bool {
 	if rank[a.Status.Phase] != rank[b.Status.Phase] {
 		return rank[a.Status.Phase] > rank[b.Status.Phase]
 	}
-	if podReady(a) != podReady(b) {
-		return podReady(a)
+	if podutils.IsPodReady(a) != podutils.IsPodReady(b) {
+		return podutils.IsPodReady(a)
 	}
 	if ra, rb := maxRestarts(a), maxRestarts(b); ra != rb {
 		return ra > rb
 	}
 	return a.CreationTimestamp.Before(&b.CreationTimestamp)
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func maxRestarts(p *corev1.Pod) int32 {

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"minik/internal/testserver"
 )
@@ -60,7 +61,7 @@ func startStreamsServer(t testing.TB) *streamsServer {
 		t.Fatalf("create service echo: %v", err)
 	}
 	s.waitPod(t, "shell", "Running and Ready", func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodRunning && podReady(p)
+		return p.Status.Phase == corev1.PodRunning && podutils.IsPodReady(p)
 	})
 	return s
 }

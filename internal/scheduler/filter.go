@@ -2,12 +2,13 @@ package scheduler
 
 import (
 	"sort"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+
+	"minik/internal/podutil"
 )
 
 // plugin names a filter, as a bit so that a pod can remember which
@@ -215,14 +216,14 @@ func allTermsSelect(terms []affinityTerm, ns string, set labels.Set, nsLabels fu
 func filter(st *cycleState, n *nodeInfo) *status {
 	pi := st.pi
 	pod := pi.pod
-	if n.unschedulable && !tolerates(pod.Spec.Tolerations, &unschedulableTaint) {
+	if n.unschedulable && !podutil.ToleratesTaint(pod.Spec.Tolerations, &unschedulableTaint) {
 		return statusNodeUnschedulable
 	}
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != n.name {
 		return statusNodeName
 	}
 	for i := range n.taints {
-		if !tolerates(pod.Spec.Tolerations, &n.taints[i]) {
+		if !podutil.ToleratesTaint(pod.Spec.Tolerations, &n.taints[i]) {
 			return statusTaint
 		}
 	}
@@ -253,58 +254,14 @@ func filter(st *cycleState, n *nodeInfo) *status {
 	return nil
 }
 
-// tolerates tells whether some toleration tolerates taint.
-func tolerates(tols []corev1.Toleration, taint *corev1.Taint) bool {
-	for i := range tols {
-		if toleratesTaint(&tols[i], taint) {
-			return true
-		}
-	}
-	return false
-}
-
-// toleratesTaint applies a toleration to a taint: the effect (empty means
-// all), the key (empty with Exists means all), then the operator: Equal
-// (the default) compares values, Exists matches any value, Lt and Gt
-// compare the values as integers.
-func toleratesTaint(t *corev1.Toleration, taint *corev1.Taint) bool {
-	if t.Effect != "" && t.Effect != taint.Effect {
-		return false
-	}
-	if t.Key != "" && t.Key != taint.Key {
-		return false
-	}
-	switch t.Operator {
-	case "", corev1.TolerationOpEqual:
-		return t.Value == taint.Value
-	case corev1.TolerationOpExists:
-		return true
-	case corev1.TolerationOpLt, corev1.TolerationOpGt:
-		tv, err1 := strconv.ParseInt(t.Value, 10, 64)
-		nv, err2 := strconv.ParseInt(taint.Value, 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if t.Operator == corev1.TolerationOpLt {
-			return nv < tv
-		}
-		return nv > tv
-	}
-	return false
-}
-
 // matchesNodeSelectorAndAffinity is NodeAffinity's filter: the pod's
 // nodeSelector and its required node affinity must both hold.
 func matchesNodeSelectorAndAffinity(pi *podInfo, n *nodeInfo) bool {
-	for k, v := range pi.nodeSelector {
-		if got, ok := n.labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	if pi.requiredAffinity != nil && !pi.requiredAffinity.matches(n.name, n.labels) {
+	if n.node == nil {
 		return false
 	}
-	return true
+	ok, _ := pi.required.Match(n.node)
+	return ok
 }
 
 func portsConflict(want, used []hostPort) bool {
@@ -524,7 +481,7 @@ func (c *cache) spreadCounts(pi *podInfo) []spreadConstraint {
 
 func untolerated(pod *corev1.Pod, n *nodeInfo) bool {
 	for i := range n.taints {
-		if !tolerates(pod.Spec.Tolerations, &n.taints[i]) {
+		if !podutil.ToleratesTaint(pod.Spec.Tolerations, &n.taints[i]) {
 			return true
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"minik/internal/podutil"
 )
 
 // Builders for pods and nodes in unit tests.
@@ -496,8 +498,8 @@ func TestTolerations(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := toleratesTaint(&tc.tol, &tc.taint); got != tc.want {
-				t.Errorf("toleratesTaint = %v, want %v", got, tc.want)
+			if got := podutil.ToleratesTaint([]corev1.Toleration{tc.tol}, &tc.taint); got != tc.want {
+				t.Errorf("ToleratesTaint = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -5,10 +5,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/sets"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
 // Defaults kube-scheduler assumes, for scoring only, for a container that
@@ -19,6 +21,12 @@ const (
 	defaultMilliCPURequest int64 = 100
 	defaultMemoryRequest   int64 = 200 * 1024 * 1024
 )
+
+// nonZeroRequests are those defaults as kube's resource helper takes them.
+var nonZeroRequests = corev1.ResourceList{
+	corev1.ResourceCPU:    *resource.NewMilliQuantity(defaultMilliCPURequest, resource.DecimalSI),
+	corev1.ResourceMemory: *resource.NewQuantity(defaultMemoryRequest, resource.BinarySI),
+}
 
 // resources is a vector of the resources NodeResourcesFit compares.
 type resources struct {
@@ -49,18 +57,6 @@ func (r *resources) sub(o *resources) {
 		if r.scalar != nil {
 			r.scalar[k] -= v
 		}
-	}
-}
-
-func (r *resources) setMax(o *resources) {
-	r.milliCPU = max(r.milliCPU, o.milliCPU)
-	r.memory = max(r.memory, o.memory)
-	r.ephemeral = max(r.ephemeral, o.ephemeral)
-	for k, v := range o.scalar {
-		if r.scalar == nil {
-			r.scalar = map[corev1.ResourceName]int64{}
-		}
-		r.scalar[k] = max(r.scalar[k], v)
 	}
 }
 
@@ -113,162 +109,18 @@ func fromList(rl corev1.ResourceList) (r resources, pods int64) {
 	return r, pods
 }
 
-// podRequests computes what a pod asks of a node, as kube's
-// resource.PodRequests does: the sum of the containers plus sidecars
-// (restartable init containers), at least the largest init container
-// (each counted with the sidecars started before it), pod-level requests
-// for cpu and memory when set, plus the RuntimeClass overhead. With
-// nonZero, a container missing a cpu or memory request counts the
-// scheduler's scoring defaults instead.
+// podRequests computes what a pod asks of a node with kube's
+// resource.PodRequests (containers and sidecars, the largest init
+// container, pod-level requests, the RuntimeClass overhead). With nonZero,
+// a container missing a cpu or memory request counts the scheduler's
+// scoring defaults instead, as kube-scheduler's NodeInfo counts it.
 func podRequests(pod *corev1.Pod, nonZero bool) resources {
-	containerReq := func(c *corev1.Container) resources {
-		r, _ := fromList(c.Resources.Requests)
-		if nonZero {
-			if _, ok := c.Resources.Requests[corev1.ResourceCPU]; !ok {
-				r.milliCPU = defaultMilliCPURequest
-			}
-			if _, ok := c.Resources.Requests[corev1.ResourceMemory]; !ok {
-				r.memory = defaultMemoryRequest
-			}
-		}
-		return r
+	var opts resourcehelper.PodResourcesOptions
+	if nonZero {
+		opts.NonMissingContainerRequests = nonZeroRequests
 	}
-	var reqs resources
-	for i := range pod.Spec.Containers {
-		r := containerReq(&pod.Spec.Containers[i])
-		reqs.add(&r)
-	}
-	var sidecars, initMax resources
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		r := containerReq(c)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			reqs.add(&r)
-			sidecars.add(&r)
-			r = sidecars.clone()
-		} else {
-			r.add(&sidecars)
-		}
-		initMax.setMax(&r)
-	}
-	reqs.setMax(&initMax)
-	if pod.Spec.Resources != nil {
-		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceCPU]; ok {
-			reqs.milliCPU = q.MilliValue()
-		}
-		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceMemory]; ok {
-			reqs.memory = q.Value()
-		}
-	}
-	if pod.Spec.Overhead != nil {
-		o, _ := fromList(pod.Spec.Overhead)
-		reqs.add(&o)
-	}
-	return reqs
-}
-
-// nodeSelectorTerm is a compiled NodeSelectorTerm: label requirements and
-// metadata.name requirements, all of which must hold.
-type nodeSelectorTerm struct {
-	labels labels.Selector
-	names  []nameRequirement
-}
-
-type nameRequirement struct {
-	in     bool
-	values sets.Set[string]
-}
-
-// nodeSelector is a compiled required node affinity: its terms are ORed.
-type nodeSelector struct {
-	terms []nodeSelectorTerm
-}
-
-var nodeSelectorOps = map[corev1.NodeSelectorOperator]selection.Operator{
-	corev1.NodeSelectorOpIn:           selection.In,
-	corev1.NodeSelectorOpNotIn:        selection.NotIn,
-	corev1.NodeSelectorOpExists:       selection.Exists,
-	corev1.NodeSelectorOpDoesNotExist: selection.DoesNotExist,
-	corev1.NodeSelectorOpGt:           selection.GreaterThan,
-	corev1.NodeSelectorOpLt:           selection.LessThan,
-}
-
-// compileNodeSelectorTerms compiles terms as kube's nodeaffinity helper
-// does: a term with no requirement, or with an invalid one, matches no
-// node.
-func compileNodeSelectorTerms(terms []corev1.NodeSelectorTerm) *nodeSelector {
-	ns := &nodeSelector{}
-	for _, t := range terms {
-		if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
-			continue
-		}
-		term, ok := compileTerm(t)
-		if ok {
-			ns.terms = append(ns.terms, term)
-		}
-	}
-	return ns
-}
-
-func compileTerm(t corev1.NodeSelectorTerm) (nodeSelectorTerm, bool) {
-	var term nodeSelectorTerm
-	sel := labels.NewSelector()
-	for _, e := range t.MatchExpressions {
-		op, ok := nodeSelectorOps[e.Operator]
-		if !ok {
-			return term, false
-		}
-		r, err := labels.NewRequirement(e.Key, op, e.Values)
-		if err != nil {
-			return term, false
-		}
-		sel = sel.Add(*r)
-	}
-	if len(t.MatchExpressions) > 0 {
-		term.labels = sel
-	}
-	for _, f := range t.MatchFields {
-		if f.Key != metav1.ObjectNameField || len(f.Values) != 1 {
-			return term, false
-		}
-		switch f.Operator {
-		case corev1.NodeSelectorOpIn:
-			term.names = append(term.names, nameRequirement{in: true, values: sets.New(f.Values...)})
-		case corev1.NodeSelectorOpNotIn:
-			term.names = append(term.names, nameRequirement{values: sets.New(f.Values...)})
-		default:
-			return term, false
-		}
-	}
-	return term, true
-}
-
-// matches tells whether a node with name and labels satisfies some term.
-func (ns *nodeSelector) matches(name string, set labels.Set) bool {
-	for i := range ns.terms {
-		if ns.terms[i].matches(name, set) {
-			return true
-		}
-	}
-	return false
-}
-
-func (t *nodeSelectorTerm) matches(name string, set labels.Set) bool {
-	if t.labels != nil && !t.labels.Matches(set) {
-		return false
-	}
-	for _, r := range t.names {
-		if r.values.Has(name) != r.in {
-			return false
-		}
-	}
-	return true
-}
-
-// weightedTerm is a compiled preferred node affinity term.
-type weightedTerm struct {
-	weight int64
-	term   nodeSelectorTerm
+	r, _ := fromList(resourcehelper.PodRequests(pod, opts))
+	return r
 }
 
 // affinityTerm is a compiled PodAffinityTerm.
@@ -342,11 +194,10 @@ type podInfo struct {
 	// req is the pod's request; nonZero the one scoring uses.
 	req     resources
 	nonZero resources
-	// nodeSelector and requiredAffinity are the required node constraints
-	// (both must hold); preferred scores nodes.
-	nodeSelector     map[string]string
-	requiredAffinity *nodeSelector
-	preferred        []weightedTerm
+	// required is the pod's nodeSelector and required node affinity;
+	// preferred (nil: none) scores nodes.
+	required  nodeaffinity.RequiredNodeAffinity
+	preferred *nodeaffinity.PreferredSchedulingTerms
 	// namesFromAffinity are the node names a required node affinity pins
 	// the pod to (matchFields metadata.name In); nil means no such pin.
 	namesFromAffinity sets.Set[string]
@@ -368,11 +219,11 @@ type podInfo struct {
 
 func newPodInfo(pod *corev1.Pod) *podInfo {
 	pi := &podInfo{
-		pod:          pod,
-		req:          podRequests(pod, false),
-		nonZero:      podRequests(pod, true),
-		nodeSelector: pod.Spec.NodeSelector,
-		labelsKey:    labelsKey(pod),
+		pod:       pod,
+		req:       podRequests(pod, false),
+		nonZero:   podRequests(pod, true),
+		required:  nodeaffinity.GetRequiredNodeAffinity(pod),
+		labelsKey: labelsKey(pod),
 	}
 	pi.spreadKey = pi.labelsKey
 	if ref := metav1.GetControllerOf(pod); ref != nil {
@@ -386,16 +237,12 @@ func newPodInfo(pod *corev1.Pod) *podInfo {
 	if a := pod.Spec.Affinity; a != nil {
 		if na := a.NodeAffinity; na != nil {
 			if req := na.RequiredDuringSchedulingIgnoredDuringExecution; req != nil {
-				pi.requiredAffinity = compileNodeSelectorTerms(req.NodeSelectorTerms)
 				pi.namesFromAffinity, pi.affinityConflict = pinnedNodeNames(req.NodeSelectorTerms)
 			}
-			for _, p := range na.PreferredDuringSchedulingIgnoredDuringExecution {
-				if p.Weight == 0 {
-					continue
-				}
-				if t, ok := compileTerm(p.Preference); ok && (len(p.Preference.MatchExpressions) > 0 || len(p.Preference.MatchFields) > 0) {
-					pi.preferred = append(pi.preferred, weightedTerm{weight: int64(p.Weight), term: t})
-				}
+			// Terms with a zero weight or no requirement are skipped; an
+			// invalid term (validation refuses them) drops the preferences.
+			if p, err := nodeaffinity.NewPreferredSchedulingTerms(na.PreferredDuringSchedulingIgnoredDuringExecution); err == nil && len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+				pi.preferred = p
 			}
 		}
 		if pa := a.PodAffinity; pa != nil && len(pa.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {

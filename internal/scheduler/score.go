@@ -1,5 +1,9 @@
 package scheduler
 
+import (
+	"minik/internal/podutil"
+)
+
 // maxNodeScore is the top score of one scoring plugin.
 const maxNodeScore int64 = 100
 
@@ -99,7 +103,7 @@ func balancedAllocation(pi *podInfo, n *nodeInfo) int64 {
 func intolerablePreferTaints(pi *podInfo, n *nodeInfo) int64 {
 	var count int64
 	for i := range n.preferTaints {
-		if !tolerates(pi.pod.Spec.Tolerations, &n.preferTaints[i]) {
+		if !podutil.ToleratesTaint(pi.pod.Spec.Tolerations, &n.preferTaints[i]) {
 			count++
 		}
 	}
@@ -107,13 +111,10 @@ func intolerablePreferTaints(pi *podInfo, n *nodeInfo) int64 {
 }
 
 func preferredAffinity(pi *podInfo, n *nodeInfo) int64 {
-	var sum int64
-	for i := range pi.preferred {
-		if pi.preferred[i].term.matches(n.name, n.labels) {
-			sum += pi.preferred[i].weight
-		}
+	if pi.preferred == nil || n.node == nil {
+		return 0
 	}
-	return sum
+	return pi.preferred.Score(n.node)
 }
 
 // normalize scales scores to 0..maxNodeScore (kube's

@@ -15,6 +15,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 
 	pvutil "minik/internal/controllers/persistentvolume"
 )
@@ -140,7 +141,7 @@ func (v *volumeBinder) preFilter(pod *corev1.Pod) (*podVolumes, *status) {
 			pv.bound = append(pv.bound, vol)
 			continue
 		}
-		class, _ := v.classes.Get(pvutil.ClaimClass(pvc))
+		class, _ := v.classes.Get(storagehelpers.GetPersistentVolumeClaimClass(pvc))
 		if !isDelayed(class) {
 			unboundImmediate = true
 			continue
@@ -202,12 +203,12 @@ func (s *Scheduler) bindVolumes(ctx context.Context, pod *corev1.Pod, nodeName s
 		if err != nil {
 			return err
 		}
-		class, _ := v.classes.Get(pvutil.ClaimClass(pvc))
+		class, _ := v.classes.Get(storagehelpers.GetPersistentVolumeClaimClass(pvc))
 		if pvc.Spec.VolumeName != "" || !isDelayed(class) {
 			continue
 		}
 		if vol := pvutil.FindMatch(pvc, volumes, node, true); vol != nil {
-			if pvutil.BoundToClaim(vol, pvc) {
+			if storagehelpers.IsVolumeBoundToClaim(vol, pvc) {
 				continue
 			}
 			next := vol.DeepCopy()

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/utils/clock"
 )
 
@@ -144,7 +145,10 @@ func (p *podEvaluator) Usage(obj runtime.Object) (corev1.ResourceList, error) {
 	if !p.charged(pod) {
 		return out, nil
 	}
-	return Add(out, computeUsage(PodRequests(pod), PodLimits(pod))), nil
+	// As kube's pod evaluator: the sidecar formula, pod-level resources
+	// and the overhead, from the spec (minik's nodes resize nothing).
+	var opts resourcehelper.PodResourcesOptions
+	return Add(out, computeUsage(resourcehelper.PodRequests(pod, opts), resourcehelper.PodLimits(pod, opts))), nil
 }
 
 // charged tells whether a pod's compute resources count (kube's
@@ -197,83 +201,6 @@ func isExtended(name corev1.ResourceName) bool {
 	s := string(name)
 	return strings.Contains(s, "/") && !strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) &&
 		!strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix)
-}
-
-// PodRequests is what a pod requests as the scheduler and quota count it:
-// the larger of the containers' sum (sidecars included) and any init
-// container's peak, pod-level cpu and memory overriding, plus overhead.
-func PodRequests(pod *corev1.Pod) corev1.ResourceList {
-	out := aggregate(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
-	if r := pod.Spec.Resources; r != nil {
-		for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := r.Requests[n]; ok {
-				out[n] = q.DeepCopy()
-			}
-		}
-	}
-	if pod.Spec.Overhead != nil {
-		out = Add(out, pod.Spec.Overhead)
-	}
-	return out
-}
-
-// PodLimits is PodRequests for limits.
-func PodLimits(pod *corev1.Pod) corev1.ResourceList {
-	out := aggregate(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
-	if r := pod.Spec.Resources; r != nil {
-		for _, n := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := r.Limits[n]; ok {
-				out[n] = q.DeepCopy()
-			}
-		}
-	}
-	if pod.Spec.Overhead != nil && len(out) > 0 {
-		for n, q := range pod.Spec.Overhead {
-			if cur, ok := out[n]; ok {
-				cur.Add(q)
-				out[n] = cur
-			}
-		}
-	}
-	return out
-}
-
-// aggregate sums the regular containers and restartable init containers
-// (sidecars), and takes the maximum with each init container's need while
-// it runs beside the sidecars started before it.
-func aggregate(pod *corev1.Pod, get func(*corev1.Container) corev1.ResourceList) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for i := range pod.Spec.Containers {
-		sum = Add(sum, get(&pod.Spec.Containers[i]))
-	}
-	sidecars := corev1.ResourceList{}
-	initPeak := corev1.ResourceList{}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		need := get(c)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			sum = Add(sum, need)
-			sidecars = Add(sidecars, need)
-			need = sidecars
-		} else {
-			need = Add(need, sidecars)
-		}
-		initPeak = maxList(initPeak, need)
-	}
-	return maxList(sum, initPeak)
-}
-
-func maxList(a, b corev1.ResourceList) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for k, v := range a {
-		out[k] = v.DeepCopy()
-	}
-	for k, v := range b {
-		if cur, ok := out[k]; !ok || v.Cmp(cur) > 0 {
-			out[k] = v.DeepCopy()
-		}
-	}
-	return out
 }
 
 func isTerminating(pod *corev1.Pod) bool {

@@ -91,6 +91,17 @@ func TestPodUsage(t *testing.T) {
 			}}},
 			want: list("pods", "1", "count/pods", "1", "requests.example.com/gpu", "2", "hugepages-2Mi", "4Mi", "requests.hugepages-2Mi", "4Mi"),
 		},
+		{
+			name: "pod-level cpu and hugepages replace the containers' sum, and the overhead adds to requests",
+			pod: corev1.Pod{Spec: corev1.PodSpec{
+				Resources: &corev1.ResourceRequirements{Requests: list("cpu", "1", "hugepages-2Mi", "8Mi")},
+				Overhead:  list("cpu", "50m"),
+				Containers: []corev1.Container{
+					container("a", list("cpu", "100m", "hugepages-2Mi", "2Mi"), nil),
+				},
+			}},
+			want: list("pods", "1", "count/pods", "1", "cpu", "1050m", "requests.cpu", "1050m", "hugepages-2Mi", "8Mi", "requests.hugepages-2Mi", "8Mi"),
+		},
 	}
 	e := NewRegistry(clk).Get(schema.GroupResource{Resource: "pods"})
 	for _, tt := range tests {

@@ -6,8 +6,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"minik/internal/podutil"
 )
 
 // nodeNameField is the node field a daemon pod's affinity pins it with.
@@ -85,104 +86,30 @@ func targetNode(p *corev1.Pod) string {
 	return ""
 }
 
-// shouldRun tells whether a DaemonSet's pod should be placed on node
-// (selector, affinity and every NoSchedule and NoExecute taint tolerated)
-// and whether one there should keep running (NoExecute taints only), as
-// kube's NodeShouldRunDaemonPod.
+// shouldRun tells whether a DaemonSet's pod should be placed on node and
+// whether one there should keep running, as kube's NodeShouldRunDaemonPod:
+// the template's nodeName and required node affinity (with its
+// nodeSelector) must admit the node, and every NoSchedule and NoExecute
+// taint be tolerated to run there; a pod already there keeps running while
+// its NoExecute taints are tolerated.
 func shouldRun(ds *appsv1.DaemonSet, node *corev1.Node) (run, keep bool) {
 	spec := ds.Spec.Template.Spec.DeepCopy()
 	addDaemonTolerations(spec)
-	if !fitsNode(spec, node) {
+	if spec.NodeName != "" && spec.NodeName != node.Name {
 		return false, false
 	}
-	run, keep = true, true
-	for i := range node.Spec.Taints {
-		taint := &node.Spec.Taints[i]
-		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		if tolerated(spec.Tolerations, taint) {
-			continue
-		}
-		run = false
-		if taint.Effect == corev1.TaintEffectNoExecute {
-			keep = false
-		}
+	if fits, _ := nodeaffinity.NewRequiredNodeAffinity(spec.NodeSelector, spec.Affinity).Match(node); !fits {
+		return false, false
 	}
-	return run, keep
-}
-
-// fitsNode checks the pod's node selector and required node affinity.
-func fitsNode(spec *corev1.PodSpec, node *corev1.Node) bool {
-	if !labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(node.Labels)) {
-		return false
+	if _, untolerated := podutil.FindUntoleratedTaint(node.Spec.Taints, spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+	}); !untolerated {
+		return true, true
 	}
-	a := spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		if termMatches(t, node) {
-			return true
-		}
-	}
-	return false
-}
-
-// termMatches tells whether a node selector term selects node; a term
-// with no requirements selects nothing.
-func termMatches(t corev1.NodeSelectorTerm, node *corev1.Node) bool {
-	if len(t.MatchExpressions)+len(t.MatchFields) == 0 {
-		return false
-	}
-	if !requirementsMatch(t.MatchExpressions, labels.Set(node.Labels)) {
-		return false
-	}
-	return requirementsMatch(t.MatchFields, labels.Set{nodeNameField: node.Name})
-}
-
-var operators = map[corev1.NodeSelectorOperator]selection.Operator{
-	corev1.NodeSelectorOpIn:           selection.In,
-	corev1.NodeSelectorOpNotIn:        selection.NotIn,
-	corev1.NodeSelectorOpExists:       selection.Exists,
-	corev1.NodeSelectorOpDoesNotExist: selection.DoesNotExist,
-	corev1.NodeSelectorOpGt:           selection.GreaterThan,
-	corev1.NodeSelectorOpLt:           selection.LessThan,
-}
-
-func requirementsMatch(reqs []corev1.NodeSelectorRequirement, set labels.Set) bool {
-	for _, r := range reqs {
-		op, ok := operators[r.Operator]
-		if !ok {
-			return false
-		}
-		req, err := labels.NewRequirement(r.Key, op, r.Values)
-		if err != nil || !req.Matches(set) {
-			return false
-		}
-	}
-	return true
-}
-
-// tolerated tells whether some toleration tolerates taint.
-func tolerated(tols []corev1.Toleration, taint *corev1.Taint) bool {
-	for _, t := range tols {
-		if t.Effect != "" && t.Effect != taint.Effect {
-			continue
-		}
-		if t.Key != "" && t.Key != taint.Key {
-			continue
-		}
-		switch t.Operator {
-		case corev1.TolerationOpExists:
-			return true
-		case "", corev1.TolerationOpEqual:
-			if t.Value == taint.Value {
-				return true
-			}
-		}
-	}
-	return false
+	_, evicted := podutil.FindUntoleratedTaint(node.Spec.Taints, spec.Tolerations, func(t *corev1.Taint) bool {
+		return t.Effect == corev1.TaintEffectNoExecute
+	})
+	return false, !evicted
 }
 
 // newPod builds the daemon pod of node: the template with the revision

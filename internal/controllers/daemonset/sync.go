@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"minik/internal/controllers/history"
 )
@@ -218,11 +218,11 @@ func (c *Controller) rollingUpdate(ctx context.Context, ds *appsv1.DaemonSet, no
 		case newPod == nil && oldPod == nil:
 			unavailable++
 		case newPod != nil:
-			if !isAvailable(newPod, ds.Spec.MinReadySeconds, now) {
+			if !podutils.IsPodAvailable(newPod, ds.Spec.MinReadySeconds, metav1.NewTime(now)) {
 				unavailable++
 			}
 		default:
-			if !isAvailable(oldPod, ds.Spec.MinReadySeconds, now) {
+			if !podutils.IsPodAvailable(oldPod, ds.Spec.MinReadySeconds, metav1.NewTime(now)) {
 				replace = append(replace, oldPod)
 				unavailable++
 			} else {
@@ -237,27 +237,6 @@ func (c *Controller) rollingUpdate(ctx context.Context, ds *appsv1.DaemonSet, no
 		}
 	}
 	return nil
-}
-
-func isReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func isAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			if c.Status != corev1.ConditionTrue {
-				return false
-			}
-			return minReadySeconds == 0 || (!c.LastTransitionTime.IsZero() && !c.LastTransitionTime.Add(time.Duration(minReadySeconds)*time.Second).After(now))
-		}
-	}
-	return false
 }
 
 // status counts, over the nodes, those that should run the daemon and
@@ -283,9 +262,9 @@ func (c *Controller) status(ds *appsv1.DaemonSet, nodes []*corev1.Node, byNode m
 		sorted := append([]*corev1.Pod(nil), pods...)
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].CreationTimestamp.Before(&sorted[j].CreationTimestamp) })
 		p := sorted[0]
-		if isReady(p) {
+		if podutils.IsPodReady(p) {
 			st.NumberReady++
-			if isAvailable(p, ds.Spec.MinReadySeconds, now) {
+			if podutils.IsPodAvailable(p, ds.Spec.MinReadySeconds, metav1.NewTime(now)) {
 				st.NumberAvailable++
 			}
 		}

@@ -42,6 +42,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"k8s.io/utils/clock"
 
 	"minik/internal/controllers"
@@ -420,20 +421,11 @@ func countHealthy(pods []*corev1.Pod, disrupted map[string]metav1.Time, now time
 		if at, ok := disrupted[pod.Name]; ok && at.Add(DeletionTimeout).After(now) {
 			continue
 		}
-		if isReady(pod) {
+		if podutils.IsPodReady(pod) {
 			n++
 		}
 	}
 	return n
-}
-
-func isReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // updateStatus writes the budget's status when it changed. No disruption

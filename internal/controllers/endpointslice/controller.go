@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"minik/internal/controllers"
 )
@@ -190,7 +191,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 func endpointChanged(old, pod *corev1.Pod) bool {
 	return !reflect.DeepEqual(old.Labels, pod.Labels) ||
 		!reflect.DeepEqual(old.Status.PodIPs, pod.Status.PodIPs) || old.Status.PodIP != pod.Status.PodIP ||
-		isReady(old) != isReady(pod) || old.Status.Phase != pod.Status.Phase ||
+		podutils.IsPodReady(old) != podutils.IsPodReady(pod) || old.Status.Phase != pod.Status.Phase ||
 		(old.DeletionTimestamp == nil) != (pod.DeletionTimestamp == nil) ||
 		old.Spec.NodeName != pod.Spec.NodeName ||
 		old.Spec.Hostname != pod.Spec.Hostname || old.Spec.Subdomain != pod.Spec.Subdomain
@@ -225,13 +226,4 @@ func (c *Controller) sliceDeleted(obj interface{}) {
 // managed tells whether this controller owns a slice.
 func managed(s *discoveryv1.EndpointSlice) bool {
 	return s.Labels[discoveryv1.LabelManagedBy] == ManagedBy && s.Labels[discoveryv1.LabelServiceName] != ""
-}
-
-func isReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // errStale: the informer has not caught up with this controller's writes.
@@ -206,7 +207,7 @@ func podAddresses(pod *corev1.Pod, at discoveryv1.AddressType) []string {
 // pod's readiness, terminating its deletion, and ready is serving and not
 // terminating (or always, for publishNotReadyAddresses).
 func (c *Controller) endpoint(svc *corev1.Service, pod *corev1.Pod, addrs []string) discoveryv1.Endpoint {
-	serving := isReady(pod)
+	serving := podutils.IsPodReady(pod)
 	terminating := pod.DeletionTimestamp != nil
 	ready := svc.Spec.PublishNotReadyAddresses || serving && !terminating
 	ep := discoveryv1.Endpoint{

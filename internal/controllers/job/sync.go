@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubectl/pkg/util/podutils"
 
 	"minik/internal/controllers"
 )
@@ -238,7 +239,7 @@ func (c *Controller) classify(job *batchv1.Job, all []*corev1.Pod) podSets {
 			}
 		default:
 			s.active = append(s.active, p)
-			if isPodReady(p) {
+			if podutils.IsPodReady(p) {
 				s.ready++
 			}
 			if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending {

@@ -130,15 +130,6 @@ func setUncounted(s *batchv1.JobStatus, succeeded, failed sets.Set[types.UID]) {
 	s.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: sets.List(succeeded), Failed: sets.List(failed)}
 }
 
-func isPodReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func copyMap(m map[string]string) map[string]string {
 	if m == nil {
 		return nil

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
+	"k8s.io/utils/ptr"
 )
 
 // Annotations and finalizers of persistent storage, as kube names them.
@@ -66,167 +65,66 @@ func StandardClass() *storagev1.StorageClass {
 // hostPathRoot is where the simulated provisioner's volumes live.
 func hostPathRoot() string { return filepath.Join(os.TempDir(), "minik-hostpath") }
 
-// ClaimClass is a claim's class: the beta annotation, else the field.
-func ClaimClass(pvc *corev1.PersistentVolumeClaim) string {
-	if c, ok := pvc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-		return c
-	}
-	if pvc.Spec.StorageClassName != nil {
-		return *pvc.Spec.StorageClassName
-	}
-	return ""
-}
-
-// VolumeClass is a volume's class: the beta annotation, else the field.
-func VolumeClass(pv *corev1.PersistentVolume) string {
-	if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-		return c
-	}
-	return pv.Spec.StorageClassName
-}
-
-// BoundToClaim tells whether a volume's claimRef names the claim (by
-// namespace and name, and by UID when it has one).
-func BoundToClaim(pv *corev1.PersistentVolume, pvc *corev1.PersistentVolumeClaim) bool {
-	ref := pv.Spec.ClaimRef
-	return ref != nil && ref.Namespace == pvc.Namespace && ref.Name == pvc.Name && (ref.UID == "" || ref.UID == pvc.UID)
-}
-
-// Mismatch says why a volume cannot serve a claim ("" when it can): the
-// class, volume mode, access modes, size and selector, as kube's
-// checkVolumeSatisfyClaim and findMatchingVolume compare them.
+// Mismatch says why a volume cannot serve the claim that names it in
+// spec.volumeName ("" when it can): the checks of kube's
+// checkVolumeSatisfyClaim, with its messages. The claim's selector is not
+// checked: naming the volume overrides it, as in kube.
 func Mismatch(pv *corev1.PersistentVolume, pvc *corev1.PersistentVolumeClaim) string {
-	if VolumeClass(pv) != ClaimClass(pvc) {
-		return "storageClassName does not match"
-	}
-	if mode(pv.Spec.VolumeMode) != mode(pvc.Spec.VolumeMode) {
-		return "incompatible volumeMode"
-	}
-	for _, m := range pvc.Spec.AccessModes {
-		found := false
-		for _, have := range pv.Spec.AccessModes {
-			found = found || have == m
-		}
-		if !found {
-			return "incompatible accessMode"
-		}
-	}
 	want := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	have := pv.Spec.Capacity[corev1.ResourceStorage]
-	if have.Cmp(want) < 0 {
+	switch {
+	case pv.DeletionTimestamp != nil:
+		return fmt.Sprintf("the volume is marked for deletion %q", pv.Name)
+	case have.Value() < want.Value():
 		return "requested PV is too small"
-	}
-	if pvc.Spec.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(pvc.Spec.Selector)
-		if err != nil || !sel.Matches(labels.Set(pv.Labels)) {
-			return "volume does not match the claim's selector"
-		}
+	case storagehelpers.GetPersistentVolumeClass(pv) != storagehelpers.GetPersistentVolumeClaimClass(pvc):
+		return "storageClassName does not match"
+	case ptr.Deref(pv.Spec.VolumeAttributesClassName, "") != ptr.Deref(pvc.Spec.VolumeAttributesClassName, ""):
+		return "volumeAttributesClassName does not match"
+	case storagehelpers.CheckVolumeModeMismatches(&pvc.Spec, &pv.Spec):
+		return "incompatible volumeMode"
+	case !storagehelpers.CheckAccessModes(pvc, pv):
+		return "incompatible accessMode"
 	}
 	return ""
-}
-
-func mode(m *corev1.PersistentVolumeMode) corev1.PersistentVolumeMode {
-	if m == nil {
-		return corev1.PersistentVolumeFilesystem
-	}
-	return *m
 }
 
 // FitsNode tells whether a volume's node affinity admits node (a volume
-// without one is reachable from every node).
+// without one is reachable from every node; so is any volume when node is
+// nil), with kube's CheckNodeAffinity: the node's labels decide.
 func FitsNode(pv *corev1.PersistentVolume, node *corev1.Node) bool {
-	na := pv.Spec.NodeAffinity
-	if na == nil || na.Required == nil || node == nil {
-		return true
-	}
-	for _, term := range na.Required.NodeSelectorTerms {
-		if termMatches(term, node) {
-			return true
-		}
-	}
-	return false
+	return node == nil || storagehelpers.CheckNodeAffinity(pv, node.Labels) == nil
 }
 
-// termMatches tells whether a node selector term (its expressions and
-// fields, all of them) admits node; an empty term admits none.
-func termMatches(t corev1.NodeSelectorTerm, node *corev1.Node) bool {
-	if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
-		return false
-	}
-	for _, r := range t.MatchExpressions {
-		v, ok := node.Labels[r.Key]
-		if !requirementHolds(r, v, ok) {
-			return false
-		}
-	}
-	for _, r := range t.MatchFields {
-		if r.Key != "metadata.name" || !requirementHolds(r, node.Name, true) {
-			return false
-		}
-	}
-	return true
-}
-
-func requirementHolds(r corev1.NodeSelectorRequirement, v string, ok bool) bool {
-	switch r.Operator {
-	case corev1.NodeSelectorOpIn:
-		return ok && slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpNotIn:
-		return !ok || !slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpExists:
-		return ok
-	case corev1.NodeSelectorOpDoesNotExist:
-		return !ok
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		if !ok || len(r.Values) != 1 {
-			return false
-		}
-		have, err1 := strconv.ParseInt(v, 10, 64)
-		want, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if r.Operator == corev1.NodeSelectorOpGt {
-			return have > want
-		}
-		return have < want
-	}
-	return false
-}
-
-// FindMatch returns the volume that best serves a claim, or nil: a volume
-// pre-bound to the claim first, otherwise the smallest available one that
-// matches. With node set (the scheduler's view) the volume must be
-// reachable from it; without (the binder's), a claim whose binding waits
-// for its first consumer matches only pre-bound volumes, as in kube.
+// FindMatch returns the volume that best serves a claim, or nil, with
+// kube's FindMatchingVolume: a volume pre-bound to the claim first,
+// otherwise the smallest Available one that matches (ties: by name). With
+// node set (the scheduler's view) the volume must be reachable from it;
+// without (the binder's), a claim whose binding waits for its first
+// consumer matches only pre-bound volumes. Volumes lacking one of the
+// claim's access modes are left out first, as the binder's index of
+// volumes by access modes does in kube.
 func FindMatch(pvc *corev1.PersistentVolumeClaim, volumes []*corev1.PersistentVolume, node *corev1.Node, delayBinding bool) *corev1.PersistentVolume {
-	sorted := append([]*corev1.PersistentVolume(nil), volumes...)
-	sort.Slice(sorted, func(i, j int) bool {
-		a, b := sorted[i].Spec.Capacity[corev1.ResourceStorage], sorted[j].Spec.Capacity[corev1.ResourceStorage]
+	candidates := make([]*corev1.PersistentVolume, 0, len(volumes))
+	for _, pv := range volumes {
+		if storagehelpers.CheckAccessModes(pvc, pv) {
+			candidates = append(candidates, pv)
+		}
+	}
+	sort.Slice(candidates, func(i, j int) bool {
+		a, b := candidates[i].Spec.Capacity[corev1.ResourceStorage], candidates[j].Spec.Capacity[corev1.ResourceStorage]
 		if c := a.Cmp(b); c != 0 {
 			return c < 0
 		}
-		return sorted[i].Name < sorted[j].Name
+		return candidates[i].Name < candidates[j].Name
 	})
-	var best *corev1.PersistentVolume
-	for _, pv := range sorted {
-		if pv.DeletionTimestamp != nil || Mismatch(pv, pvc) != "" || !FitsNode(pv, node) {
-			continue
-		}
-		if BoundToClaim(pv, pvc) {
-			return pv
-		}
-		if pv.Spec.ClaimRef != nil || pv.Status.Phase != corev1.VolumeAvailable && pv.Status.Phase != corev1.VolumePending {
-			continue
-		}
-		if node == nil && delayBinding {
-			continue
-		}
-		if best == nil {
-			best = pv
-		}
+	// VolumeAttributesClass is GA (kube v1.34): compare the classes. An
+	// error means a selector that does not parse: nothing matches.
+	pv, err := storagehelpers.FindMatchingVolume(pvc, candidates, node, nil, delayBinding, true)
+	if err != nil {
+		return nil
 	}
-	return best
+	return pv
 }
 
 // ClaimRef is the reference a volume bound to pvc carries.

@@ -44,6 +44,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	storagehelpers "k8s.io/component-helpers/storage/volume"
 	"k8s.io/utils/clock"
 
 	"minik/internal/controllers"
@@ -274,7 +275,7 @@ func (c *Controller) syncUnboundClaim(ctx context.Context, pvc *corev1.Persisten
 	switch {
 	case delay && node == "":
 		c.recorder.Event(pvc, corev1.EventTypeNormal, EventWaitForFirstConsumer, "waiting for first consumer to be created before binding")
-	case ClaimClass(pvc) == "":
+	case storagehelpers.GetPersistentVolumeClaimClass(pvc) == "":
 		if pvc.Spec.StorageClassName == nil {
 			if assigned, err := c.assignDefaultClass(ctx, pvc); assigned || err != nil {
 				return err
@@ -282,7 +283,7 @@ func (c *Controller) syncUnboundClaim(ctx context.Context, pvc *corev1.Persisten
 		}
 		c.recorder.Event(pvc, corev1.EventTypeNormal, EventFailedBinding, "no persistent volumes available for this claim and no storage class is set")
 	case class == nil:
-		c.recorder.Event(pvc, corev1.EventTypeWarning, EventProvisioningFailed, fmt.Sprintf("storageclass.storage.k8s.io %q not found", ClaimClass(pvc)))
+		c.recorder.Event(pvc, corev1.EventTypeWarning, EventProvisioningFailed, fmt.Sprintf("storageclass.storage.k8s.io %q not found", storagehelpers.GetPersistentVolumeClaimClass(pvc)))
 	case class.Provisioner == NoProvisioner:
 		c.recorder.Event(pvc, corev1.EventTypeNormal, EventFailedBinding, "no persistent volumes available for this claim and no storage class is set")
 	default:
@@ -296,7 +297,7 @@ func (c *Controller) syncUnboundClaim(ctx context.Context, pvc *corev1.Persisten
 // claimClass is the StorageClass a claim names, nil when it names none or
 // one that does not exist.
 func (c *Controller) claimClass(pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, error) {
-	name := ClaimClass(pvc)
+	name := storagehelpers.GetPersistentVolumeClaimClass(pvc)
 	if name == "" {
 		return nil, nil
 	}
@@ -353,7 +354,7 @@ func (c *Controller) syncPrebound(ctx context.Context, pvc *corev1.PersistentVol
 			return c.setClaimPhase(ctx, pvc, corev1.ClaimPending, nil)
 		}
 		return c.bind(ctx, pv, pvc)
-	case BoundToClaim(pv, pvc):
+	case storagehelpers.IsVolumeBoundToClaim(pv, pvc):
 		return c.bind(ctx, pv, pvc)
 	default:
 		c.recorder.Event(pvc, corev1.EventTypeWarning, EventFailedBinding, fmt.Sprintf("volume %q already bound to a different claim.", pv.Name))
@@ -378,7 +379,7 @@ func (c *Controller) syncBoundClaim(ctx context.Context, pvc *corev1.PersistentV
 	if err != nil {
 		return err
 	}
-	if pv.Spec.ClaimRef == nil || BoundToClaim(pv, pvc) {
+	if pv.Spec.ClaimRef == nil || storagehelpers.IsVolumeBoundToClaim(pv, pvc) {
 		return c.bind(ctx, pv, pvc)
 	}
 	if pvc.Status.Phase != corev1.ClaimLost {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // isPodActive tells whether a pod counts as a replica: neither finished nor
@@ -31,26 +32,6 @@ func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 		}
 	}
 	return nil
-}
-
-// isPodReady tells whether the pod's Ready condition is True.
-func isPodReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
-// isPodAvailable tells whether the pod has been ready for at least
-// minReadySeconds at now, as kube's podutil.IsPodAvailable does.
-func isPodAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
-	c := readyCondition(p)
-	if c == nil || c.Status != corev1.ConditionTrue {
-		return false
-	}
-	if minReadySeconds == 0 {
-		return true
-	}
-	min := time.Duration(minReadySeconds) * time.Second
-	return !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Add(min).Before(now)
 }
 
 // podFromTemplate builds the pod a ReplicaSet creates: the template's
@@ -131,7 +112,7 @@ func (s rankedPods) Less(i, j int) bool {
 	if pa, pb := podPhaseOrdinal[a.Status.Phase], podPhaseOrdinal[b.Status.Phase]; pa != pb {
 		return pa < pb
 	}
-	if ra, rb := isPodReady(a), isPodReady(b); ra != rb {
+	if ra, rb := podutils.IsPodReady(a), podutils.IsPodReady(b); ra != rb {
 		return !ra
 	}
 	if ca, cb := deletionCost(a), deletionCost(b); ca != cb {
@@ -140,7 +121,7 @@ func (s rankedPods) Less(i, j int) bool {
 	if s.rank[i] != s.rank[j] {
 		return s.rank[i] > s.rank[j]
 	}
-	if isPodReady(a) && isPodReady(b) {
+	if podutils.IsPodReady(a) && podutils.IsPodReady(b) {
 		ta, tb := readyTime(a), readyTime(b)
 		if !ta.Equal(tb) {
 			return s.newer(ta, tb, a, b)

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"k8s.io/utils/clock"
 
 	"minik/internal/controllers"
@@ -270,7 +271,7 @@ func (c *Controller) updatePod(oldObj, newObj interface{}) {
 			return
 		}
 		c.enqueue(rs)
-		if !isPodReady(oldPod) && isPodReady(curPod) && rs.Spec.MinReadySeconds > 0 {
+		if !podutils.IsPodReady(oldPod) && podutils.IsPodReady(curPod) && rs.Spec.MinReadySeconds > 0 {
 			// Look again once the pod may count as available (a second
 			// more absorbs clock granularity).
 			c.enqueueAfter(rs, time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
+	"k8s.io/kubectl/pkg/util/podutils"
 )
 
 // calculateStatus is the status rs should report for its active and
@@ -24,9 +25,9 @@ func calculateStatus(rs *appsv1.ReplicaSet, active, terminating []*corev1.Pod, m
 		if templateLabels.Matches(labels.Set(p.Labels)) {
 			fullyLabeled++
 		}
-		if isPodReady(p) {
+		if podutils.IsPodReady(p) {
 			ready++
-			if isPodAvailable(p, rs.Spec.MinReadySeconds, now) {
+			if podutils.IsPodAvailable(p, rs.Spec.MinReadySeconds, metav1.NewTime(now)) {
 				available++
 			}
 		}

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/kubectl/pkg/util/podutils"
 	"k8s.io/utils/clock"
 
 	"minik/internal/controllers"
@@ -243,41 +244,29 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 }
 
 // claimPods returns the pods set controls, adopting orphans its selector
-// matches and releasing those it controls that no longer match.
+// matches and releasing those it controls that no longer match
+// (controllers.RefManager); as in kube, a pod must also be named as one of
+// the set's ordinals to match.
 func (c *Controller) claimPods(ctx context.Context, set *appsv1.StatefulSet, selector labels.Selector) ([]*corev1.Pod, error) {
 	all, err := c.podLister.Pods(set.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("list pods of statefulset %s/%s: %w", set.Namespace, set.Name, err)
 	}
-	var out []*corev1.Pod
-	for _, p := range all {
-		ref := metav1.GetControllerOfNoCopy(p)
-		matches := selector.Matches(labels.Set(p.Labels))
-		switch {
-		case ref != nil && ref.UID == set.UID:
-			if matches {
-				out = append(out, p)
-				continue
-			}
-			patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":%q}],"uid":%q}}`, set.UID, p.UID)
-			if _, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("release pod %s/%s: %w", p.Namespace, p.Name, err)
-			}
-		case ref == nil && matches && p.DeletionTimestamp == nil && set.DeletionTimestamp == nil && parentName(p) == set.Name:
-			owner := metav1.NewControllerRef(set, controllerKind)
-			patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":%q,"kind":%q,"name":%q,"uid":%q,"controller":true,"blockOwnerDeletion":true}],"uid":%q}}`,
-				owner.APIVersion, owner.Kind, owner.Name, owner.UID, p.UID)
-			adopted, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
-			if err != nil {
-				if apierrors.IsNotFound(err) {
-					continue
-				}
-				return nil, fmt.Errorf("adopt pod %s/%s: %w", p.Namespace, p.Name, err)
-			}
-			out = append(out, adopted)
-		}
+	m := &controllers.RefManager[*corev1.Pod]{
+		Controller: set,
+		Kind:       controllerKind,
+		Match: func(p *corev1.Pod) bool {
+			return selector.Matches(labels.Set(p.Labels)) && parentName(p) == set.Name
+		},
+		CanAdopt: controllers.RecheckDeletionTimestamp(set, func(ctx context.Context) (metav1.Object, error) {
+			return c.client.AppsV1().StatefulSets(set.Namespace).Get(ctx, set.Name, metav1.GetOptions{})
+		}),
+		Patch: func(ctx context.Context, p *corev1.Pod, patch []byte) error {
+			_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
 	}
-	return out, nil
+	return m.Claim(ctx, all)
 }
 
 // ownedRevisions returns the ControllerRevisions set controls, sorted.
@@ -407,31 +396,14 @@ func isTerminating(p *corev1.Pod) bool { return p.DeletionTimestamp != nil }
 func isFailed(p *corev1.Pod) bool      { return p.Status.Phase == corev1.PodFailed }
 func isSucceeded(p *corev1.Pod) bool   { return p.Status.Phase == corev1.PodSucceeded }
 
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
+// isRunningAndReady and isRunningAndAvailable are kube's StatefulSet
+// predicates: Running and Ready (for minReadySeconds at now).
 func isRunningAndReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return p.Status.Phase == corev1.PodRunning && c != nil && c.Status == corev1.ConditionTrue
+	return p.Status.Phase == corev1.PodRunning && podutils.IsPodReady(p)
 }
 
-// isRunningAndAvailable tells whether p has been ready for minReadySeconds
-// at now.
 func isRunningAndAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
-	if !isRunningAndReady(p) {
-		return false
-	}
-	if minReadySeconds == 0 {
-		return true
-	}
-	c := readyCondition(p)
-	return !c.LastTransitionTime.IsZero() && !c.LastTransitionTime.Add(time.Duration(minReadySeconds)*time.Second).After(now)
+	return p.Status.Phase == corev1.PodRunning && podutils.IsPodAvailable(p, minReadySeconds, metav1.NewTime(now))
 }
 
 func isHealthy(p *corev1.Pod) bool { return isRunningAndReady(p) && !isTerminating(p) }

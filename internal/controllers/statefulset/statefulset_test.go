@@ -307,3 +307,37 @@ func TestParallelStatefulSetCreatesAllPodsAtOnce(t *testing.T) {
 	waitRolledOut(ctx, t, cs, ns, "cache", 3)
 	waitEvents(ctx, t, cs, ns, "cache", statefulset.ReasonSuccessfulCreate, 3)
 }
+
+// TestStatefulSetClaimsOnlyItsOrdinals: as kube's StatefulSet controller,
+// a pod the set controls must also be named as one of its ordinals: one
+// that is not (here made by hand with the set's controller reference) is
+// released, not counted, and left running.
+func TestStatefulSetClaimsOnlyItsOrdinals(t *testing.T) {
+	const ns = "sts-claim"
+	cs, ctx := start(t, ns)
+	set, err := cs.AppsV1().StatefulSets(ns).Create(ctx, newSet("db", 1, "redis:7"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRolledOut(ctx, t, cs, ns, "db", 1)
+	stray := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "db-extra", Labels: map[string]string{"app": "db"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(set, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "redis", Image: "redis:7"}}},
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, stray, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Wait(t, "db-extra released", func() bool {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "db-extra", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("db-extra: %v", err)
+		}
+		return len(p.OwnerReferences) == 0
+	})
+	if s := waitRolledOut(ctx, t, cs, ns, "db", 1); s.Status.Replicas != 1 {
+		t.Errorf("status.replicas = %d, want 1", s.Status.Replicas)
+	}
+}

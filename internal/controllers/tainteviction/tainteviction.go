@@ -45,6 +45,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"minik/internal/controllers"
+	"minik/internal/podutil"
 )
 
 // Name is the controller's name in --controllers, and the component its
@@ -300,10 +301,12 @@ func evictionTime(taints []corev1.Taint, tolerations []corev1.Toleration, since 
 }
 
 // matchingToleration is the first toleration that tolerates the taint, or
-// nil. Lt and Gt compare values as integers, as the scheduler does.
+// nil. Lt and Gt compare values as integers, as the scheduler does (kube's
+// getMatchingTolerations, one toleration at a time: the first one decides
+// the taint's tolerationSeconds).
 func matchingToleration(tolerations []corev1.Toleration, taint *corev1.Taint) *corev1.Toleration {
 	for i := range tolerations {
-		if tolerations[i].ToleratesTaint(logr.Discard(), taint, true) {
+		if tolerations[i].ToleratesTaint(logr.Discard(), taint, podutil.TolerationComparisonOperators) {
 			return &tolerations[i]
 		}
 	}
