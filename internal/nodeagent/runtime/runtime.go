@@ -226,6 +226,19 @@ type ContainerSpec struct {
 	// Hosts is the /etc/hosts the kubelet writes for the pod (its own
 	// name and hostAliases); empty means none.
 	Hosts []byte
+	// User is the identity the container's processes run as, from its
+	// security context; nil is root.
+	User *User
+}
+
+// User is a process identity: the uid and gid (runAsUser, runAsGroup)
+// and the supplementary groups (the pod's fsGroup and
+// supplementalGroups), as the runtime sets them.
+type User struct {
+	UID, GID int64
+	Groups   []int64
+	// FSGroup owns the pod's volumes (nil: root does).
+	FSGroup *int64
 }
 
 // Exit is how a container ended.

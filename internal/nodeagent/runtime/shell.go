@@ -293,7 +293,7 @@ func refuseUnsupported(n syntax.Node) error {
 // newRunner builds the interpreter of a shell.
 func (sh *shell) newRunner(c *call, o shellOptions) (*interp.Runner, error) {
 	pairs := c.environ()
-	pairs = append(pairs, "UID=0", "EUID=0", "GID=0")
+	pairs = append(pairs, sh.p.idVars()...)
 	var stdin io.Reader
 	if c.stdin != nil {
 		stdin = c.stdin

@@ -567,16 +567,6 @@ func uUname(c *call, argv []string) (int, error) {
 	return 0, nil
 }
 
-func uWhoami(c *call, _ []string) (int, error) {
-	fmt.Fprintln(c.stdout, "root")
-	return 0, nil
-}
-
-func uID(c *call, _ []string) (int, error) {
-	fmt.Fprintln(c.stdout, "uid=0(root) gid=0(root) groups=0(root)")
-	return 0, nil
-}
-
 func uBasename(c *call, argv []string) (int, error) {
 	if len(argv) > 1 {
 		b := baseName(strings.TrimSuffix(argv[1], "/"))
