@@ -39,14 +39,14 @@ type ImageRule struct {
 
 // ProgramRule describes what an executable does.
 type ProgramRule struct {
-	Names      []string    `json:"names"`
-	Wrapper    bool        `json:"wrapper,omitempty"`
-	Shell      bool        `json:"shell,omitempty"`
-	Serve      *ServeRule  `json:"serve,omitempty"`
-	Forever    bool        `json:"forever,omitempty"`
+	Names   []string   `json:"names"`
+	Wrapper bool       `json:"wrapper,omitempty"`
+	Shell   bool       `json:"shell,omitempty"`
+	Serve   *ServeRule `json:"serve,omitempty"`
+	Forever bool       `json:"forever,omitempty"`
 	// Builtin names a program implemented in Go (agnhost.go): its
 	// subcommands and flags decide what it does.
-	Builtin string `json:"builtin,omitempty"`
+	Builtin    string      `json:"builtin,omitempty"`
 	RequireEnv *RequireEnv `json:"requireEnv,omitempty"`
 	Stdout     []string    `json:"stdout,omitempty"`
 	Stderr     []string    `json:"stderr,omitempty"`
