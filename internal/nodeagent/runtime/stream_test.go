@@ -123,10 +123,25 @@ func TestExecStreamIsAnInteractiveShell(t *testing.T) {
 	})
 
 	t.Run("bash prompts as bash does", func(t *testing.T) {
+		// The input is typed once bash prompts: typed earlier, the
+		// terminal would echo it before the prompt.
+		inR, inW := io.Pipe()
 		out := newSyncBuffer()
-		code, err := c.ExecStream(t.Context(), ExecOptions{Argv: []string{"bash"}, Stdin: strings.NewReader("exit 5\r"), Stdout: out, TTY: true})
-		if err != nil || code != 5 || out.String() != "root@web-1:/# exit 5\r\n" {
-			t.Fatalf("%d %v %q", code, err, out.String())
+		type result struct {
+			code int
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			code, err := c.ExecStream(t.Context(), ExecOptions{Argv: []string{"bash"}, Stdin: inR, Stdout: out, TTY: true})
+			done <- result{code, err}
+		}()
+		out.waitFor(t, "root@web-1:/# ")
+		_, _ = io.WriteString(inW, "exit 5\r")
+		r := <-done
+		_ = inW.Close()
+		if r.err != nil || r.code != 5 || out.String() != "root@web-1:/# exit 5\r\n" {
+			t.Fatalf("%d %v %q", r.code, r.err, out.String())
 		}
 	})
 
