@@ -22,6 +22,9 @@ type Volume struct {
 	// modes are files' permission bits (relative path → mode); a file
 	// not named has 0644.
 	modes map[string]iofs.FileMode
+	// defaultMode is the mode of a file SetModes did not name (0 means
+	// 0644).
+	defaultMode iofs.FileMode
 	// rootMode is the mode of the volume's root directory (0 means
 	// 0755); fsType the type statfs reports ("" is the node's disk).
 	rootMode iofs.FileMode
@@ -39,6 +42,14 @@ func (v *Volume) SetModes(modes map[string]iofs.FileMode) {
 	for p, m := range modes {
 		v.modes[clean(p)] = m.Perm()
 	}
+}
+
+// SetDefaultMode sets the permission bits of the files SetModes does not
+// name (a volume's defaultMode).
+func (v *Volume) SetDefaultMode(mode iofs.FileMode) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.defaultMode = mode.Perm()
 }
 
 // SetRoot sets the mode of the volume's root directory (with
@@ -215,6 +226,9 @@ func (f *fs) statInfo(p string) (iofs.FileInfo, error) {
 	v, rel, _ := f.resolve(p)
 	v.mu.RLock()
 	mode, hasMode := v.modes[rel]
+	if !hasMode && v.defaultMode != 0 {
+		mode, hasMode = v.defaultMode, true
+	}
 	rootMode := v.rootMode
 	v.mu.RUnlock()
 	if dir {

@@ -1,0 +1,149 @@
+package nodeagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+)
+
+// agnhost is the image the conformance suite pins.
+const agnhost = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
+
+// netexecPod is the conformance suite's netexec pod: HTTP on 8083, UDP on
+// 8081, ready when /healthz answers.
+func netexecPod(name string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "netexec"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "webserver", Image: agnhost,
+			Args: []string{"netexec", "--http-port=8083", "--udp-port=8081"},
+			Ports: []corev1.ContainerPort{
+				{Name: "http", ContainerPort: 8083},
+				{Name: "udp", ContainerPort: 8081, Protocol: corev1.ProtocolUDP},
+			},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8083)}}},
+		}}},
+	}
+}
+
+// runningReady waits for a pod to be Running and Ready.
+func runningReady(t *testing.T, cs kubernetes.Interface, name string) *corev1.Pod {
+	t.Helper()
+	return waitPod(t, cs, "default", name, "Running and Ready", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && isReady(p)
+	})
+}
+
+// TestNetexecPodsTalkOverThePodNetwork is the conformance suite's
+// "Granular Checks: Pods should function for intra-pod communication"
+// (http and udp): a netexec pod on one node dials another on a second
+// node through its /dial endpoint, and gets that pod's host name back.
+func TestNetexecPodsTalkOverThePodNetwork(t *testing.T) {
+	_, cs := cluster(t, 2)
+	runPod(t, cs, netexecPod("netserver-0"), "minik-node-1")
+	runPod(t, cs, netexecPod("test-container-pod"), "minik-node-2")
+	server := runningReady(t, cs, "netserver-0")
+	client := runningReady(t, cs, "test-container-pod")
+
+	for _, tc := range []struct{ protocol, port string }{{"http", "8083"}, {"udp", "8081"}} {
+		t.Run("over "+tc.protocol, func(t *testing.T) {
+			q := url.Values{"request": {"hostname"}, "protocol": {tc.protocol}, "host": {server.Status.PodIP}, "port": {tc.port}, "tries": {"1"}}
+			body := httpGet(t, fmt.Sprintf("http://%s/dial?%s", netJoin(client.Status.PodIP, "8083"), q.Encode()))
+			var out map[string][]string
+			if err := json.Unmarshal([]byte(body), &out); err != nil {
+				t.Fatalf("dial answered %q: %v", body, err)
+			}
+			if got := out["responses"]; len(got) != 1 || got[0] != "netserver-0" || len(out["errors"]) != 0 {
+				t.Fatalf("dial answered %q", body)
+			}
+		})
+	}
+
+	t.Run("the request is in the pod's log, as lifecycle hook specs read it", func(t *testing.T) {
+		_ = httpGet(t, "http://"+netJoin(server.Status.PodIP, "8083")+"/echo?msg=poststart")
+		var logs []byte
+		waitFor(t, 10*time.Second, "the request in netserver-0's log", func(ctx context.Context) (bool, error) {
+			var err error
+			logs, err = cs.CoreV1().Pods("default").GetLogs("netserver-0", &corev1.PodLogOptions{}).DoRaw(ctx)
+			return err == nil && strings.Contains(string(logs), "GET /echo?msg=poststart"), nil
+		})
+		if !strings.Contains(string(logs), "Started HTTP server on port 8083") {
+			t.Fatalf("logs:\n%s", logs)
+		}
+	})
+}
+
+func netJoin(ip, port string) string { return ip + ":" + port }
+
+// TestOneShotAgnhostContainersComplete: mounttest and a shell command in
+// the suite's images exit, and their pods succeed, printing what the
+// suite's specs expect: the modes of a Secret volume under fsGroup, and
+// the identity of a container with runAsUser and runAsGroup.
+func TestOneShotAgnhostContainersComplete(t *testing.T) {
+	_, cs := cluster(t, 1)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "secret-test"},
+		Data:       map[string][]byte{"data-1": []byte("value-1\n")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mode, fsGroup, uid, gid := int32(0o400), int64(1001), int64(1000), int64(3000)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-secrets"},
+		Spec: corev1.PodSpec{
+			RestartPolicy:   corev1.RestartPolicyNever,
+			SecurityContext: &corev1.PodSecurityContext{FSGroup: &fsGroup, RunAsUser: &uid},
+			Volumes: []corev1.Volume{
+				{Name: "secret-volume", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "secret-test", DefaultMode: &mode}}},
+				{Name: "test-volume", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+			},
+			Containers: []corev1.Container{
+				{
+					Name: "secret-volume-test", Image: agnhost,
+					Args:         []string{"mounttest", "--file_content=/etc/secret-volume/data-1", "--file_mode=/etc/secret-volume/data-1", "--fs_type=/test-volume"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "secret-volume", MountPath: "/etc/secret-volume"}, {Name: "test-volume", MountPath: "/test-volume"}},
+				},
+				{
+					Name: "id", Image: "registry.k8s.io/e2e-test-images/busybox:1.37.0-2",
+					Command:         []string{"sh", "-c", "id"},
+					SecurityContext: &corev1.SecurityContext{RunAsGroup: &gid},
+				},
+			},
+		},
+	}
+	runPod(t, cs, pod, "minik-node-1")
+	done := waitPod(t, cs, "default", "pod-secrets", "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	for _, st := range done.Status.ContainerStatuses {
+		if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 || st.State.Terminated.Reason != "Completed" {
+			t.Errorf("container %s: %+v", st.Name, st.State)
+		}
+	}
+	for container, want := range map[string][]string{
+		"secret-volume-test": {
+			`mount type of "/test-volume": tmpfs`,
+			`mode of file "/etc/secret-volume/data-1": -r--r-----`,
+			`content of file "/etc/secret-volume/data-1": value-1`,
+		},
+		"id": {"uid=1000 gid=3000 groups=1001,3000"},
+	} {
+		logs, err := cs.CoreV1().Pods("default").GetLogs("pod-secrets", &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(logs), w) {
+				t.Errorf("%s's log lacks %q:\n%s", container, w, logs)
+			}
+		}
+	}
+}
