@@ -55,6 +55,9 @@ func init() {
 		"dns-server-list":   {defineDNSServerList},
 		"etc-hosts":         {defineEtcHosts},
 		"fake-gitserver":    {defineFakeGitserver},
+		// agnhost_webhook.go
+		"webhook":                {defineWebhook},
+		"crd-conversion-webhook": {defineConversionWebhook},
 	}
 }
 
@@ -1119,19 +1122,21 @@ func defineFakeGitserver(*pflag.FlagSet) func(a *agnhostRun) (int, error) {
 // agnhostSummaries say what each subcommand does, for Describe; {flag}
 // is the flag's value.
 var agnhostSummaries = map[string]string{
-	"netexec":           "serves netexec's HTTP API on :{http-port} and its UDP commands on :{udp-port}",
-	"serve-hostname":    "serves its host name on :{port}",
-	"test-webserver":    "serves the container's files over HTTP on :{port}",
-	"liveness":          "serves /healthz on :8080, failing after 10s",
-	"porter":            "serves the values of its SERVE_*_PORT_* variables",
-	"pause":             "runs until stopped (exit 2 on SIGTERM)",
-	"entrypoint-tester": "prints its argv and exits",
-	"mounttest":         "prints what its flags ask about files and exits",
-	"logs-generator":    "logs {log-lines-total} lines over {run-duration} and exits",
-	"dns-suffix":        "prints its DNS search list and exits",
-	"dns-server-list":   "prints its nameservers and exits",
-	"etc-hosts":         "prints /etc/hosts and exits",
-	"fake-gitserver":    "serves a fake git server on :8000",
+	"netexec":                "serves netexec's HTTP API on :{http-port} and its UDP commands on :{udp-port}",
+	"serve-hostname":         "serves its host name on :{port}",
+	"test-webserver":         "serves the container's files over HTTP on :{port}",
+	"liveness":               "serves /healthz on :8080, failing after 10s",
+	"porter":                 "serves the values of its SERVE_*_PORT_* variables",
+	"pause":                  "runs until stopped (exit 2 on SIGTERM)",
+	"entrypoint-tester":      "prints its argv and exits",
+	"mounttest":              "prints what its flags ask about files and exits",
+	"logs-generator":         "logs {log-lines-total} lines over {run-duration} and exits",
+	"dns-suffix":             "prints its DNS search list and exits",
+	"dns-server-list":        "prints its nameservers and exits",
+	"etc-hosts":              "prints /etc/hosts and exits",
+	"fake-gitserver":         "serves a fake git server on :8000",
+	"webhook":                "serves admission reviews over HTTPS on :{port}",
+	"crd-conversion-webhook": "serves conversion reviews over HTTPS on :{port}",
 }
 
 // describeAgnhost says what an agnhost command line does.
