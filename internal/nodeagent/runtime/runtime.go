@@ -7,8 +7,10 @@
 // real HTTP on the pod's IP for the programs that serve, resolves names
 // as the pod's libc would (resolve.go), serves TLS where the program does
 // (servetls.go), streams exec and attach (with a simulated terminal,
-// tty.go) and reports exit codes. What a script can make the node do is
-// bounded (guard.go): commands, forks, stack depth, variables, files.
+// tty.go), runs the Kubernetes e2e suite's agnhost (agnhost.go,
+// agnhost_webhook.go) and reports exit codes. What a script can make the
+// node do is bounded (guard.go): commands, forks, stack depth, variables,
+// files.
 //
 // Time is simulated: every duration (pulls, sleep in scripts) is divided
 // by the speed, so that tests run a minute of cluster life in a second.
