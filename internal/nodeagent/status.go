@@ -104,6 +104,9 @@ func (w *podWorker) containerStatusLocked(spec *corev1.Container, init bool, def
 		prev = terminatedOf(cur)
 	case cur != nil:
 		cs.State.Terminated = terminatedOf(cur)
+		// The kubelet's prober reports an init container that completed
+		// ready (and not started: it no longer runs).
+		cs.Ready = init && cur.exit.Code == 0
 	case c.waiting != nil && !terminal:
 		cs.State.Waiting = c.waiting.DeepCopy()
 	case terminal:
