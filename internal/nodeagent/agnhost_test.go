@@ -147,3 +147,54 @@ func TestOneShotAgnhostContainersComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestLifecycleHooksReachANetexecHandler is the conformance suite's
+// "Container Lifecycle Hook" specs: a pod's postStart and preStop hooks
+// (httpGet, and exec with curl) call a netexec pod on another node,
+// whose log shows the requests; a failing postStart hook kills its
+// container with a FailedPostStartHook event.
+func TestLifecycleHooksReachANetexecHandler(t *testing.T) {
+	_, cs := cluster(t, 2)
+	ctx := context.Background()
+	handler := netexecPod("pod-handle-http-request")
+	handler.Spec.Containers[0].Args = []string{"netexec", "--http-port=8080", "--udp-port=8081"}
+	handler.Spec.Containers[0].ReadinessProbe.HTTPGet.Port = intstr.FromInt32(8080)
+	runPod(t, cs, handler, "minik-node-1")
+	ip := runningReady(t, cs, "pod-handle-http-request").Status.PodIP
+	handlerLog := func(want string) {
+		t.Helper()
+		waitFor(t, 10*time.Second, "handler log with "+want, func(ctx context.Context) (bool, error) {
+			logs, err := cs.CoreV1().Pods("default").GetLogs("pod-handle-http-request", &corev1.PodLogOptions{}).DoRaw(ctx)
+			return err == nil && strings.Contains(string(logs), want), nil
+		})
+	}
+	grace := int64(30)
+	hooked := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-with-hooks"},
+		Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []corev1.Container{{
+			Name: "pod-with-hooks", Image: agnhost, Args: []string{"pause"},
+			Lifecycle: &corev1.Lifecycle{
+				PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: ip, Path: "/echo?msg=poststart", Port: intstr.FromInt32(8080)}},
+				PreStop:   &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "curl http://" + ip + ":8080/echo?msg=prestop"}}},
+			},
+		}}},
+	}
+	runPod(t, cs, hooked, "minik-node-2")
+	runningReady(t, cs, "pod-with-hooks")
+	handlerLog("GET /echo?msg=poststart")
+	if err := cs.CoreV1().Pods("default").Delete(ctx, "pod-with-hooks", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	handlerLog("GET /echo?msg=prestop")
+
+	failing := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-with-failing-hook"},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+			Name: "c", Image: agnhost, Args: []string{"pause"},
+			Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sh", "-c", "exit 1"}}}},
+		}}},
+	}
+	failing = runPod(t, cs, failing, "minik-node-2")
+	waitEvent(t, cs, failing, corev1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+	waitPod(t, cs, "default", "pod-with-failing-hook", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+}

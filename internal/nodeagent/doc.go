@@ -69,6 +69,14 @@
 // (a placeholder file), the kube-root-ca.crt ConfigMap of service account
 // volumes may be missing, volumes are not refreshed when their ConfigMap
 // changes, Service environment variables are not injected,
-// activeDeadlineSeconds, lifecycle hooks and
-// resource limits (OOMKilled) are not simulated, and gRPC probes only dial.
+// activeDeadlineSeconds and resource limits (OOMKilled) are not
+// simulated, file permissions are reported but not enforced, and gRPC
+// probes only dial.
+//
+// Lifecycle hooks run as the kubelet runs them (hooks.go): postStart
+// once the container started (a failure kills it, FailedPostStartHook),
+// preStop within the grace period before SIGTERM (FailedPreStopHook);
+// exec, httpGet and sleep handlers. Containers run as their security
+// context's user (runAsUser, runAsGroup, the pod's fsGroup and
+// supplementalGroups), and volumes carry the kubelet's file modes.
 package nodeagent

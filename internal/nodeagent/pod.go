@@ -462,12 +462,7 @@ func (w *podWorker) terminate(pod *corev1.Pod) {
 		}
 	}
 	w.mu.Unlock()
-	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if pod.DeletionGracePeriodSeconds != nil {
-		grace = *pod.DeletionGracePeriodSeconds
-	} else if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
+	grace := gracePeriod(pod)
 	if first {
 		for i, inst := range running {
 			w.event(pod, w.specOf(pod, names[i]), corev1.EventTypeNormal, "Killing", "Stopping container "+names[i])
@@ -475,11 +470,15 @@ func (w *podWorker) terminate(pod *corev1.Pod) {
 		}
 	}
 	var wg sync.WaitGroup
-	for _, inst := range running {
+	for i, inst := range running {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inst.c.Stop(w.ctx, time.Duration(grace)*time.Second)
+			left := time.Duration(grace) * time.Second
+			if first {
+				left = w.preStop(pod, w.specOf(pod, names[i]), inst, left)
+			}
+			inst.c.Stop(w.ctx, left)
 		}()
 	}
 	wg.Wait()

@@ -140,6 +140,13 @@ func (w *podWorker) startContainer(pod *corev1.Pod, spec *corev1.Container, c *c
 		return
 	}
 	w.event(pod, spec, corev1.EventTypeNormal, "Started", "Started container "+spec.Name)
+	if !w.postStart(pod, spec, inst) {
+		w.mu.Lock()
+		w.recordExitLocked(inst)
+		w.mu.Unlock()
+		w.poke()
+		return
+	}
 	ctx, stop := context.WithCancel(w.ctx)
 	w.mu.Lock()
 	inst.probesStop = stop
