@@ -861,12 +861,17 @@ func definePorter(fl *pflag.FlagSet) func(a *agnhostRun) (int, error) {
 				closeFn, err = a.listenHTTP(port, nil, handler(value))
 			case strings.HasPrefix(key, "SERVE_TLS_PORT_"):
 				port, _ := strconv.Atoi(strings.TrimPrefix(key, "SERVE_TLS_PORT_"))
-				var cfg *tls.Config
-				if cert := a.c.getenv("CERT_FILE"); cert != "" {
-					cfg, err = a.p.loadCert(cert, a.c.getenv("KEY_FILE"))
-				} else {
-					cfg, err = a.p.selfSigned()
+				// The image's localhost.crt and .key, or the files of
+				// CERT_FILE and KEY_FILE.
+				cert, key := a.c.getenv("CERT_FILE"), a.c.getenv("KEY_FILE")
+				if cert == "" {
+					cert = "localhost.crt"
 				}
+				if key == "" {
+					key = "localhost.key"
+				}
+				var cfg *tls.Config
+				cfg, err = a.p.loadCert(a.c.abs(cert), a.c.abs(key))
 				if err == nil {
 					closeFn, err = a.listenHTTP(port, cfg, handler(value))
 				}

@@ -185,6 +185,14 @@ func TestAgnhostServers(t *testing.T) {
 			t.Fatalf("got %d %q", status, body)
 		}
 	})
+	t.Run("porter serves TLS with the image's localhost certificate", func(t *testing.T) {
+		port := freePort(t)
+		startOn(t, rt, ContainerSpec{Image: agnhostImage, Args: []string{"porter"}, Env: []EnvVar{{Name: "SERVE_TLS_PORT_" + port, Value: "tls foo"}}})
+		status, body, _ := getTLS(t, "https://127.0.0.1:"+port+"/")
+		if status != 200 || body != "tls foo" {
+			t.Fatalf("got %d %q", status, body)
+		}
+	})
 	t.Run("porter serves its variables' values", func(t *testing.T) {
 		port := freePort(t)
 		startOn(t, rt, ContainerSpec{Image: agnhostImage, Args: []string{"porter"}, Env: []EnvVar{{Name: "SERVE_PORT_" + port, Value: "foo"}}})
@@ -280,4 +288,38 @@ func TestMounttestReportsVolumeModes(t *testing.T) {
 	if got := logs.get(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+}
+
+// TestStatefulSetProbeControls is what the suite's StatefulSet specs do
+// to agnhost test-webserver pods: the readiness probe's /localhost.crt
+// is moved away (the probe fails) and back, and dd writes the file an
+// exec probe tests.
+func TestStatefulSetProbeControls(t *testing.T) {
+	rt := New(Config{Speed: 1000})
+	port := freePort(t)
+	c, _ := startOn(t, rt, ContainerSpec{Image: "registry.k8s.io/e2e-test-images/agnhost:2.55", Args: []string{"test-webserver", "--port=" + port}})
+	url := "http://127.0.0.1:" + port + "/localhost.crt"
+	if status, body := get(t, url); status != 200 || !strings.HasPrefix(body, "-----BEGIN CERTIFICATE-----") {
+		t.Fatalf("before: %d %q", status, body)
+	}
+	exec := func(cmd, wantOut string, wantCode int) {
+		t.Helper()
+		out, code, err := c.Exec(t.Context(), []string{"/bin/sh", "-c", cmd})
+		if err != nil || code != wantCode || string(out) != wantOut {
+			t.Fatalf("%s: %d %v %q, want %d %q", cmd, code, err, out, wantCode, wantOut)
+		}
+	}
+	exec("mv -v /localhost.crt /tmp/ || true", "'/localhost.crt' -> '/tmp/localhost.crt'\n", 0)
+	if status, _ := get(t, url); status != 404 {
+		t.Fatalf("moved away: %d", status)
+	}
+	exec("mv -v /localhost.crt /tmp/ || true", "mv: can't stat '/localhost.crt': No such file or directory\n", 0)
+	exec("mv -v /tmp/localhost.crt / || true", "'/tmp/localhost.crt' -> '/localhost.crt'\n", 0)
+	if status, _ := get(t, url); status != 200 {
+		t.Fatalf("moved back: %d", status)
+	}
+	exec("test -f /data/statefulset-continue", "", 1)
+	exec("mkdir -p /data; dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1 conv=fsync", "1+0 records in\n1+0 records out\n", 0)
+	exec("test -f /data/statefulset-continue && wc -c < /data/statefulset-continue", "1\n", 0)
+	exec("cp /localhost.crt /tmp/copy && chmod 600 /tmp/copy && ls /tmp", "copy\n", 0)
 }

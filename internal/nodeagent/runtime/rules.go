@@ -33,6 +33,9 @@ type ImageRule struct {
 	Shell      bool     `json:"shell,omitempty"`
 	// Ports, when set, replace the default ports of the image's server.
 	Ports []int32 `json:"ports,omitempty"`
+	// Files are files of the image (path → content); a path ending in
+	// "/" is an empty directory.
+	Files map[string]string `json:"files,omitempty"`
 
 	tags []*regexp.Regexp
 }

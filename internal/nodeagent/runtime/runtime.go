@@ -303,6 +303,15 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	for _, d := range []string{"bin", "dev", "etc", "home", "proc", "root", "run", "sys", "tmp", "usr", "var"} {
 		files[d+"/"+dirMarker] = nil
 	}
+	if img.rule != nil {
+		for p, content := range img.rule.Files {
+			if strings.HasSuffix(p, "/") {
+				files[clean(p)+"/"+dirMarker] = nil
+				continue
+			}
+			files[clean(p)] = []byte(content)
+		}
+	}
 	if len(spec.ResolvConf) > 0 {
 		files["etc/resolv.conf"] = spec.ResolvConf
 	}
