@@ -55,6 +55,7 @@ func init() {
 		"dns-server-list":   {defineDNSServerList},
 		"etc-hosts":         {defineEtcHosts},
 		"fake-gitserver":    {defineFakeGitserver},
+		"guestbook":         {defineGuestbook}, // agnhost_guestbook.go
 		// agnhost_webhook.go
 		"webhook":                {defineWebhook},
 		"crd-conversion-webhook": {defineConversionWebhook},
@@ -1140,6 +1141,7 @@ var agnhostSummaries = map[string]string{
 	"dns-server-list":        "prints its nameservers and exits",
 	"etc-hosts":              "prints /etc/hosts and exits",
 	"fake-gitserver":         "serves a fake git server on :8000",
+	"guestbook":              "serves the guestbook app on :{http-port} (backends on :{backend-port})",
 	"webhook":                "serves admission reviews over HTTPS on :{port}",
 	"crd-conversion-webhook": "serves conversion reviews over HTTPS on :{port}",
 }

@@ -323,3 +323,35 @@ func TestStatefulSetProbeControls(t *testing.T) {
 	exec("test -f /data/statefulset-continue && wc -c < /data/statefulset-continue", "1\n", 0)
 	exec("cp /localhost.crt /tmp/copy && chmod 600 /tmp/copy && ls /tmp", "copy\n", 0)
 }
+
+// TestAgnhostGuestbook is the kubectl conformance spec's guestbook: a
+// frontend proxies sets to the primary and gets to a replica, which
+// registered with the primary and receives its sets.
+func TestAgnhostGuestbook(t *testing.T) {
+	rt := New(Config{Speed: 1000})
+	backend, front := freePort(t), freePort(t)
+	hosts := []byte("127.0.0.3\tagnhost-primary\n127.0.0.4\tagnhost-replica\n")
+	_, primaryLogs := startOn(t, rt, ContainerSpec{Image: agnhostImage, IP: "127.0.0.3", Hosts: hosts, Args: []string{"guestbook", "--http-port", backend, "--backend-port", backend}})
+	_, replicaLogs := startOn(t, rt, ContainerSpec{Image: agnhostImage, IP: "127.0.0.4", Hosts: hosts, Args: []string{"guestbook", "--replicaof", "agnhost-primary", "--http-port", backend, "--backend-port", backend}})
+	startOn(t, rt, ContainerSpec{Image: agnhostImage, IP: "127.0.0.5", Hosts: hosts, Args: []string{"guestbook", "--backend-port", backend, "--http-port", front}})
+	deadline := time.Now().Add(10 * time.Second)
+	for !hasLine(primaryLogs.get(), "Node '127.0.0.4' registered.") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replica did not register: %q %q", primaryLogs.get(), replicaLogs.get())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	base := "http://127.0.0.5:" + front + "/guestbook?key=messages&cmd="
+	for _, step := range []struct{ query, want string }{
+		{"get&value=", `{"data":""}`},
+		{"set&value=TestEntry", `{"message":"Updated"}`},
+		{"get&value=", `{"data":"TestEntry"}`},
+	} {
+		if status, body := get(t, base+step.query); status != 200 || body != step.want {
+			t.Fatalf("cmd=%s: %d %q, want %q", step.query, status, body, step.want)
+		}
+	}
+	if status, body := get(t, base+"drop"); status != 400 || body != "unsupported cmd: 'drop'\n" {
+		t.Fatalf("cmd=drop: %d %q", status, body)
+	}
+}
