@@ -319,7 +319,8 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 		Name: spec.Name, Image: spec.Image, Env: env, IP: ip,
 		Hostname: pod.Name, Pod: pod.Namespace + "/" + pod.Name, Node: w.n.name,
 		Stdin: spec.Stdin, StdinOnce: spec.StdinOnce, TTY: spec.TTY,
-		User: containerUser(pod, spec),
+		User:           containerUser(pod, spec),
+		ReadOnlyRootFS: spec.SecurityContext != nil && spec.SecurityContext.ReadOnlyRootFilesystem != nil && *spec.SecurityContext.ReadOnlyRootFilesystem,
 	}
 	w.podFiles(pod, ip, &rs)
 	for _, a := range spec.Command {

@@ -128,7 +128,7 @@ func (f *fs) resolve(p string) (*Volume, string, bool) {
 			return m.Volume, rel, m.ReadOnly || m.Volume.readOnly
 		}
 	}
-	return f.root, p, false
+	return f.root, p, f.root.readOnly
 }
 
 func (f *fs) read(p string) ([]byte, error) {

@@ -231,6 +231,9 @@ type ContainerSpec struct {
 	// User is the identity the container's processes run as, from its
 	// security context; nil is root.
 	User *User
+	// ReadOnlyRootFS makes the container's own files read-only
+	// (readOnlyRootFilesystem): only its volumes and /dev are writable.
+	ReadOnlyRootFS bool
 }
 
 // User is a process identity: the uid and gid (runAsUser, runAsGroup)
@@ -324,8 +327,15 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 		// A terminal has one output stream.
 		c.errOut = c.out
 	}
+	mounts := spec.Mounts
+	if spec.ReadOnlyRootFS {
+		// /dev is a tmpfs of its own, where the termination log is.
+		mounts = append(append([]Mount(nil), mounts...), Mount{Path: "/dev", Volume: NewVolume(nil, false)})
+	}
+	fsys := newFS(mounts, files)
+	fsys.root.readOnly = spec.ReadOnlyRootFS
 	c.p = &process{
-		rules: r.rules, image: img.rule, spec: &c.spec, fs: newFS(spec.Mounts, files),
+		rules: r.rules, image: img.rule, spec: &c.spec, fs: fsys,
 		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, tty: spec.TTY, procs: new(atomic.Int32), forks: new(atomic.Int32),
 		stdout: c.out, stderr: c.errOut,
 		termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
