@@ -198,3 +198,62 @@ func TestLifecycleHooksReachANetexecHandler(t *testing.T) {
 	waitEvent(t, cs, failing, corev1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
 	waitPod(t, cs, "default", "pod-with-failing-hook", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 }
+
+// TestVolumesFollowTheirSources is the suite's "updates should be
+// reflected in volume" specs: a ConfigMap's new data and the pod's new
+// labels reach the files a running container reads in a loop.
+func TestVolumesFollowTheirSources(t *testing.T) {
+	_, cs := cluster(t, 1)
+	ctx := context.Background()
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "configmap-test-upd"}, Data: map[string]string{"data-1": "value-1"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-configmaps", Labels: map[string]string{"key1": "value1"}},
+		Spec: corev1.PodSpec{
+			Volumes: []corev1.Volume{
+				{Name: "configmap-volume", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}},
+				{Name: "podinfo", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+			},
+			Containers: []corev1.Container{
+				{
+					Name: "configmap-volume-test", Image: agnhost,
+					Args:         []string{"mounttest", "--break_on_expected_content=false", "--retry_time=120", "--file_content_in_loop=/etc/configmap-volume/data-1"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "configmap-volume", MountPath: "/etc/configmap-volume"}},
+				},
+				{
+					Name: "client-container", Image: agnhost,
+					Args:         []string{"mounttest", "--break_on_expected_content=false", "--retry_time=120", "--file_content_in_loop=/etc/podinfo/labels"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "podinfo", MountPath: "/etc/podinfo"}},
+				},
+			},
+		},
+	}
+	runPod(t, cs, pod, "minik-node-1")
+	waitPod(t, cs, "default", pod.Name, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	logHas := func(container, want string) {
+		t.Helper()
+		waitFor(t, 20*time.Second, container+" log with "+want, func(ctx context.Context) (bool, error) {
+			logs, err := cs.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+			return err == nil && strings.Contains(string(logs), want), nil
+		})
+	}
+	logHas("configmap-volume-test", `content of file "/etc/configmap-volume/data-1": value-1`)
+	logHas("client-container", `key1="value1"`)
+
+	cm.Data["data-1"] = "value-2"
+	if _, err := cs.CoreV1().ConfigMaps("default").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cs.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Labels["key3"] = "value3"
+	if _, err := cs.CoreV1().Pods("default").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	logHas("configmap-volume-test", `content of file "/etc/configmap-volume/data-1": value-2`)
+	logHas("client-container", `key3="value3"`)
+}

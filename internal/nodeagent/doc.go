@@ -67,8 +67,8 @@
 //
 // Deliberate differences from a kubelet: no real service account tokens
 // (a placeholder file), the kube-root-ca.crt ConfigMap of service account
-// volumes may be missing, volumes are not refreshed when their ConfigMap
-// changes, Service environment variables are not injected,
+// volumes may be missing (and that volume is not refreshed), Service
+// environment variables are not injected,
 // activeDeadlineSeconds and resource limits (OOMKilled) are not
 // simulated, file permissions are reported but not enforced, and gRPC
 // probes only dial.
@@ -79,4 +79,8 @@
 // exec, httpGet and sleep handlers. Containers run as their security
 // context's user (runAsUser, runAsGroup, the pod's fsGroup and
 // supplementalGroups), and volumes carry the kubelet's file modes.
+// DownwardAPI volumes follow the pod's labels and annotations at its next
+// sync; configMap, secret and projected volumes are rewritten from their
+// sources every Timing.VolumeRefresh (60s simulated, the kubelet's sync
+// frequency): a GET per source per period for each pod that has one.
 package nodeagent

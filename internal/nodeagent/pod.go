@@ -48,6 +48,9 @@ type podWorker struct {
 	sandboxReady bool
 	volumes      map[string]*runtime.Volume
 	volumesReady bool
+	// nextRefresh is when the configMap, secret and projected volumes are
+	// next rewritten from their sources (refreshVolumes).
+	nextRefresh  time.Time
 	mountBackoff time.Duration
 	ctrs         map[string]*ctr
 	terminal     bool // the pod reached Succeeded or Failed
@@ -237,6 +240,7 @@ func (w *podWorker) sync() {
 		return
 	}
 	w.syncPod(pod)
+	w.refreshVolumes(pod)
 	w.writeStatus(pod, false)
 	w.mu.Lock()
 	finished := false

@@ -145,6 +145,55 @@ func setModes(pod *corev1.Pod, src *corev1.VolumeSource, vol *runtime.Volume) {
 	vol.SetModes(modes)
 }
 
+// refreshVolumes rewrites a running pod's volumes from their sources, as
+// the kubelet does: downwardAPI volumes at every sync (the pod's labels
+// and annotations change), configMap, secret and projected ones every
+// Timing.VolumeRefresh. A source that fails to read leaves the files as
+// they were. The service account's projected volume (kube-api-access-*)
+// does not change here and is left alone.
+func (w *podWorker) refreshVolumes(pod *corev1.Pod) {
+	t, clk := w.n.cfg.Timing, w.n.cfg.Clock
+	w.mu.Lock()
+	ready := w.volumesReady
+	// The first sync after the mount starts the period.
+	first := w.nextRefresh.IsZero()
+	periodic := !first && !clk.Now().Before(w.nextRefresh)
+	w.mu.Unlock()
+	if !ready {
+		return
+	}
+	sourced := false
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		src := &v.VolumeSource
+		fromAPI := (src.ConfigMap != nil || src.Secret != nil || src.Projected != nil) && !strings.HasPrefix(v.Name, "kube-api-access-")
+		sourced = sourced || fromAPI
+		if src.DownwardAPI == nil && !(fromAPI && periodic) {
+			continue
+		}
+		w.mu.Lock()
+		vol := w.volumes[v.Name]
+		w.mu.Unlock()
+		fresh, err := w.volumeFiles(pod, v)
+		if vol == nil || err != nil {
+			continue
+		}
+		vol.Refresh(fresh)
+	}
+	if !sourced {
+		return
+	}
+	// Ask for the sync of the next refresh (a sync asks again for what is
+	// still due).
+	w.mu.Lock()
+	if periodic || first {
+		w.nextRefresh = clk.Now().Add(t.scale(t.VolumeRefresh))
+	}
+	left := w.nextRefresh.Sub(clk.Now())
+	w.mu.Unlock()
+	w.afterReal(left)
+}
+
 // volumeFiles builds one volume's files.
 func (w *podWorker) volumeFiles(pod *corev1.Pod, v *corev1.Volume) (*runtime.Volume, error) {
 	src := &v.VolumeSource

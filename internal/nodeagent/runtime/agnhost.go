@@ -166,8 +166,10 @@ func (a *agnhostRun) wait(onTerm func() (int, bool, error)) (int, error) {
 	}
 }
 
-// sleep waits d of simulated time, or until the process is killed.
+// sleep waits d of simulated time, or until the process is killed. It
+// is a wait of the process (Start returns).
 func (a *agnhostRun) sleep(d time.Duration) error {
+	a.p.signalStarted()
 	if d <= 0 {
 		return nil
 	}

@@ -31,6 +31,22 @@ type Volume struct {
 	fsType   string
 }
 
+// Refresh replaces the volume's files with those of from, as the
+// kubelet's atomic writer swaps a configMap volume's content; the modes
+// set stay.
+func (v *Volume) Refresh(from *Volume) {
+	from.mu.RLock()
+	files := make(map[string][]byte, len(from.files))
+	for p, data := range from.files {
+		files[p] = data
+	}
+	size := from.size
+	from.mu.RUnlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.files, v.size = files, size
+}
+
 // SetModes records the permission bits of files (relative path → mode),
 // as a volume's defaultMode and its items' modes set them.
 func (v *Volume) SetModes(modes map[string]iofs.FileMode) {
