@@ -9,14 +9,15 @@ import (
 	"strings"
 )
 
-// The file utilities that move bytes between the container's files: mv,
-// cp, dd and chmod, with busybox's wording.
+// The file utilities that move bytes between the container's files and
+// tell about them: mv, cp, dd, chmod and stat, with busybox's wording.
 
 func init() {
 	utilities["mv"] = uMv
 	utilities["cp"] = uCp
 	utilities["dd"] = uDd
 	utilities["chmod"] = uChmod
+	utilities["stat"] = uStat
 }
 
 // splitFlags separates an applet's flags (-v, -rf) from its operands.
@@ -279,4 +280,56 @@ func chmodMode(spec string, old iofs.FileMode) (iofs.FileMode, bool) {
 		}
 	}
 	return mode, true
+}
+
+// uStat is stat [-c FORMAT] FILE...: %a (octal mode), %A (mode), %n
+// (name), %s (size), %F (type), %u and %g (owner); without -c, busybox's
+// summary lines.
+func uStat(c *call, argv []string) (int, error) {
+	format := ""
+	var files []string
+	for i := 1; i < len(argv); i++ {
+		switch a := argv[i]; {
+		case a == "-c" && i+1 < len(argv):
+			i++
+			format = argv[i]
+		case strings.HasPrefix(a, "-c"):
+			format = a[2:]
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+		default:
+			files = append(files, a)
+		}
+	}
+	code := 0
+	for _, f := range files {
+		fi, err := c.p.fs.statInfo(c.abs(f))
+		if err != nil {
+			fmt.Fprintf(c.stderr, "stat: can't stat '%s': %v\n", f, err)
+			code = 1
+			continue
+		}
+		uid, gid := c.p.owner(c.abs(f))
+		mode := fi.Mode()
+		octal := uint32(mode.Perm())
+		if mode&iofs.ModeSticky != 0 {
+			octal |= 0o1000
+		}
+		if mode&iofs.ModeSetgid != 0 {
+			octal |= 0o2000
+		}
+		kind := "regular file"
+		if fi.IsDir() {
+			kind = "directory"
+		}
+		if format == "" {
+			fmt.Fprintf(c.stdout, "  File: %s\n  Size: %d\n%s\nAccess: (%04o/%s)  Uid: (%d)  Gid: (%d)\n", f, fi.Size(), kind, octal, mode, uid, gid)
+			continue
+		}
+		fmt.Fprintln(c.stdout, strings.NewReplacer(
+			"%a", strconv.FormatUint(uint64(octal), 8), "%A", mode.String(), "%n", f,
+			"%s", strconv.FormatInt(fi.Size(), 10), "%F", kind,
+			"%u", strconv.FormatInt(uid, 10), "%g", strconv.FormatInt(gid, 10), "%%", "%",
+		).Replace(format))
+	}
+	return code, nil
 }
