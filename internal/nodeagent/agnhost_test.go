@@ -257,3 +257,35 @@ func TestVolumesFollowTheirSources(t *testing.T) {
 	logHas("configmap-volume-test", `content of file "/etc/configmap-volume/data-1": value-2`)
 	logHas("client-container", `key3="value3"`)
 }
+
+// TestSysctls is the suite's Sysctls specs: a safe sysctl is set (read by
+// /bin/sysctl, with dots or slashes), an unsafe one gets the pod rejected
+// with SysctlForbidden.
+func TestSysctls(t *testing.T) {
+	_, cs := cluster(t, 1)
+	ctx := context.Background()
+	sysctlPod := func(name string, sysctl string, cmd ...string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{
+				RestartPolicy:   corev1.RestartPolicyNever,
+				SecurityContext: &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: sysctl, Value: "1"}}},
+				Containers:      []corev1.Container{{Name: "test-container", Image: "registry.k8s.io/e2e-test-images/busybox:1.37.0-2", Command: cmd}},
+			},
+		}
+	}
+	for name, sysctl := range map[string]string{"sysctl-dots": "kernel.shm_rmid_forced", "sysctl-slashes": "kernel/shm_rmid_forced"} {
+		runPod(t, cs, sysctlPod(name, sysctl, "/bin/sysctl", sysctl), "minik-node-1")
+		waitPod(t, cs, "default", name, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+		logs, err := cs.CoreV1().Pods("default").GetLogs(name, &corev1.PodLogOptions{}).DoRaw(ctx)
+		if err != nil || string(logs) != "kernel.shm_rmid_forced = 1\n" {
+			t.Fatalf("%s: logs %q (%v)", name, logs, err)
+		}
+	}
+	rejected := runPod(t, cs, sysctlPod("sysctl-unsafe", "kernel.msgmax", "sh", "-c", "true"), "minik-node-1")
+	p := waitPod(t, cs, "default", "sysctl-unsafe", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if p.Status.Reason != "SysctlForbidden" || p.Status.Message != `Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted` {
+		t.Fatalf("status %+v", p.Status)
+	}
+	waitEvent(t, cs, rejected, corev1.EventTypeWarning, "SysctlForbidden", `forbidden sysctl: "kernel.msgmax" not allowlisted`)
+}

@@ -83,4 +83,7 @@
 // sync; configMap, secret and projected volumes are rewritten from their
 // sources every Timing.VolumeRefresh (60s simulated, the kubelet's sync
 // frequency): a GET per source per period for each pod that has one.
+// The node admits a pod as the kubelet's sysctl admission does: a sysctl
+// outside the kubelet's safe set gets it rejected (phase Failed, reason
+// SysctlForbidden; admit.go); safe ones are what sysctl reads in it.
 package nodeagent

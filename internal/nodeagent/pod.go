@@ -48,6 +48,9 @@ type podWorker struct {
 	sandboxReady bool
 	volumes      map[string]*runtime.Volume
 	volumesReady bool
+	// rejectReason and rejectMessage say why the node's admission
+	// refused the pod (it never runs).
+	rejectReason, rejectMessage string
 	// nextRefresh is when the configMap, secret and projected volumes are
 	// next rewritten from their sources (refreshVolumes).
 	nextRefresh  time.Time
@@ -231,11 +234,22 @@ func (w *podWorker) sync() {
 		return
 	}
 	w.mu.Lock()
+	rejected := false
 	if !w.synced {
 		w.firstSync(pod)
+		// The kubelet's admission refuses a pod it meets before it runs.
+		if reason, msg := admitPod(pod); !w.terminal && len(pod.Status.ContainerStatuses) == 0 && reason != "" {
+			w.rejectReason, w.rejectMessage = reason, msg
+			w.terminal, rejected = true, true
+		}
 	}
 	terminal := w.terminal
 	w.mu.Unlock()
+	if rejected {
+		w.event(pod, nil, corev1.EventTypeWarning, w.rejectReason, w.rejectMessage)
+		w.writeStatus(pod, true)
+		return
+	}
 	if terminal {
 		return
 	}

@@ -321,6 +321,7 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 		Stdin: spec.Stdin, StdinOnce: spec.StdinOnce, TTY: spec.TTY,
 		User:           containerUser(pod, spec),
 		ReadOnlyRootFS: spec.SecurityContext != nil && spec.SecurityContext.ReadOnlyRootFilesystem != nil && *spec.SecurityContext.ReadOnlyRootFilesystem,
+		Sysctls:        podSysctls(pod),
 	}
 	w.podFiles(pod, ip, &rs)
 	for _, a := range spec.Command {

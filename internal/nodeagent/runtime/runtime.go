@@ -234,6 +234,8 @@ type ContainerSpec struct {
 	// ReadOnlyRootFS makes the container's own files read-only
 	// (readOnlyRootFilesystem): only its volumes and /dev are writable.
 	ReadOnlyRootFS bool
+	// Sysctls are the pod's sysctls (dotted names), as sysctl reads them.
+	Sysctls map[string]string
 }
 
 // User is a process identity: the uid and gid (runAsUser, runAsGroup)

@@ -10,7 +10,8 @@ import (
 )
 
 // The file utilities that move bytes between the container's files and
-// tell about them: mv, cp, dd, chmod and stat, with busybox's wording.
+// tell about them: mv, cp, dd, chmod and stat (and sysctl), with busybox's
+// wording.
 
 func init() {
 	utilities["mv"] = uMv
@@ -18,6 +19,7 @@ func init() {
 	utilities["dd"] = uDd
 	utilities["chmod"] = uChmod
 	utilities["stat"] = uStat
+	utilities["sysctl"] = uSysctl
 }
 
 // splitFlags separates an applet's flags (-v, -rf) from its operands.
@@ -330,6 +332,44 @@ func uStat(c *call, argv []string) (int, error) {
 			"%s", strconv.FormatInt(fi.Size(), 10), "%F", kind,
 			"%u", strconv.FormatInt(uid, 10), "%g", strconv.FormatInt(gid, 10), "%%", "%",
 		).Replace(format))
+	}
+	return code, nil
+}
+
+// sysctlDefaults are the values of the namespaced sysctls a pod did not
+// set.
+var sysctlDefaults = map[string]string{
+	"kernel.shm_rmid_forced":              "0",
+	"net.ipv4.ip_local_port_range":        "32768\t60999",
+	"net.ipv4.tcp_syncookies":             "1",
+	"net.ipv4.ping_group_range":           "0\t2147483647",
+	"net.ipv4.ip_unprivileged_port_start": "0",
+	"net.ipv4.tcp_keepalive_time":         "7200",
+	"net.ipv4.tcp_fin_timeout":            "60",
+}
+
+// uSysctl is sysctl NAME...: the pod's sysctls (securityContext.sysctls),
+// else the defaults; names take dots or slashes.
+func uSysctl(c *call, argv []string) (int, error) {
+	code := 0
+	for _, a := range argv[1:] {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		name := a
+		if strings.Contains(name, "/") {
+			name = strings.ReplaceAll(name, "/", ".")
+		}
+		v, ok := c.p.spec.Sysctls[name]
+		if !ok {
+			v, ok = sysctlDefaults[name]
+		}
+		if !ok {
+			fmt.Fprintf(c.stderr, "sysctl: error: '%s' is an unknown key\n", a)
+			code = 1
+			continue
+		}
+		fmt.Fprintf(c.stdout, "%s = %s\n", name, v)
 	}
 	return code, nil
 }
