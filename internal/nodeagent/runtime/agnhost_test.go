@@ -371,3 +371,47 @@ func TestReadOnlyRootFilesystem(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// BenchmarkNetexecDial is one /dial of netexec to another netexec's
+// /hostname over HTTP (two hops on loopback), as the suite's granular
+// network checks make by the thousand.
+//
+//	go test ./internal/nodeagent/runtime -run '^$' -bench NetexecDial
+func BenchmarkNetexecDial(b *testing.B) {
+	rt := New(Config{Speed: 1000})
+	var ports []string
+	for _, ip := range []string{"127.0.0.8", "127.0.0.9"} {
+		l, err := net.Listen("tcp", ip+":0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		ports = append(ports, port)
+		if _, err := rt.Pull(b.Context(), agnhostImage); err != nil {
+			b.Fatal(err)
+		}
+		c, err := rt.Create(ContainerSpec{Image: agnhostImage, IP: ip, Hostname: "netserver-" + ip, Pod: "default/p", Node: "n",
+			Args: []string{"netexec", "--http-port=" + port, "--udp-port=-1"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(c.Kill)
+	}
+	url := "http://127.0.0.8:" + ports[0] + "/dial?request=hostname&protocol=http&host=127.0.0.9&port=" + ports[1] + "&tries=1"
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	for b.Loop() {
+		resp, err := client.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(body) != `{"responses":["netserver-127.0.0.9"]}` {
+			b.Fatalf("dial answered %s", body)
+		}
+	}
+}
