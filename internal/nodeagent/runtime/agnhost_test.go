@@ -89,6 +89,7 @@ func TestAgnhostNetexec(t *testing.T) {
 		{"/readyz", 200, "ok"},
 		{"/shell?cmd=" + url.QueryEscape("echo hi; hostname"), 200, `{"output":"hi\nweb-1\n"}`},
 		{"/shell?cmd=" + url.QueryEscape("exit 3"), 200, `{"error":"exit status 3"}`},
+		{"/shell?cmd=" + url.QueryEscape("hostname -i"), 200, `{"output":"127.0.0.1\n"}`},
 		{"/dial?request=hostname&host=127.0.0.1&port=" + httpPort + "&protocol=http&tries=2", 200, `{"responses":["web-1","web-1"]}`},
 		{"/dial?request=hostname&host=127.0.0.1&port=" + udpPort + "&protocol=udp", 200, `{"responses":["web-1"]}`},
 		{"/dial?request=echo%20hello&host=127.0.0.1&port=" + udpPort + "&protocol=udp", 200, `{"responses":["hello"]}`},

@@ -296,7 +296,12 @@ func uPrintenv(c *call, argv []string) (int, error) {
 	return code, nil
 }
 
-func uHostname(c *call, _ []string) (int, error) {
+// uHostname prints the host name, or with -i the pod's address.
+func uHostname(c *call, argv []string) (int, error) {
+	if len(argv) > 1 && (argv[1] == "-i" || argv[1] == "-I") {
+		fmt.Fprintln(c.stdout, c.p.spec.IP)
+		return 0, nil
+	}
 	fmt.Fprintln(c.stdout, c.p.spec.Hostname)
 	return 0, nil
 }
