@@ -323,6 +323,7 @@ func TestStatefulSetProbeControls(t *testing.T) {
 	exec("mkdir -p /data; dd if=/dev/zero of=/data/statefulset-continue bs=1 count=1 conv=fsync", "1+0 records in\n1+0 records out\n", 0)
 	exec("test -f /data/statefulset-continue && wc -c < /data/statefulset-continue", "1\n", 0)
 	exec("cp /localhost.crt /tmp/copy && chmod 600 /tmp/copy && ls /tmp", "copy\n", 0)
+	exec("printf 'b\\n10\\na\\n9\\na\\n' > /tmp/l; sort -u /tmp/l; sort -n /tmp/l | head -n 3 | sort -r", "10\n9\na\nb\nb\na\na\n", 0) // -n: words are 0
 	exec("stat -c '%a %n' /tmp/copy; chmod g+r /tmp/copy; stat -c %A /tmp/copy", "600 /tmp/copy\n-rw-r-----\n", 0)
 }
 

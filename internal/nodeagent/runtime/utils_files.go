@@ -5,13 +5,14 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // The file utilities that move bytes between the container's files and
-// tell about them: mv, cp, dd, chmod and stat (and sysctl), with busybox's
-// wording.
+// tell about them: mv, cp, dd, chmod, stat and sort (and sysctl), with
+// busybox's wording.
 
 func init() {
 	utilities["mv"] = uMv
@@ -20,6 +21,7 @@ func init() {
 	utilities["chmod"] = uChmod
 	utilities["stat"] = uStat
 	utilities["sysctl"] = uSysctl
+	utilities["sort"] = uSort
 }
 
 // splitFlags separates an applet's flags (-v, -rf) from its operands.
@@ -370,6 +372,50 @@ func uSysctl(c *call, argv []string) (int, error) {
 			continue
 		}
 		fmt.Fprintf(c.stdout, "%s = %s\n", name, v)
+	}
+	return code, nil
+}
+
+// uSort is sort [-rnu] [FILE...]: lines in byte order (numeric with -n),
+// reversed with -r, unique with -u.
+func uSort(c *call, argv []string) (int, error) {
+	flags, files := splitFlags(argv[1:])
+	in, code := c.inputs("sort", files)
+	text := string(readAll(in))
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if text == "" {
+		lines = nil
+	}
+	num := func(s string) float64 {
+		f, _ := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		return f
+	}
+	less := func(a, b string) bool { return a < b }
+	if strings.Contains(flags, "n") {
+		less = func(a, b string) bool {
+			if na, nb := num(a), num(b); na != nb {
+				return na < nb
+			}
+			return a < b
+		}
+	}
+	slices.SortStableFunc(lines, func(a, b string) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	})
+	if strings.Contains(flags, "r") {
+		slices.Reverse(lines)
+	}
+	if strings.Contains(flags, "u") {
+		lines = slices.Compact(lines)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(c.stdout, l)
 	}
 	return code, nil
 }
