@@ -127,6 +127,11 @@ type Timing struct {
 	// ParallelPulls lets a node pull several images at once (kubelet's
 	// serializeImagePulls=false).
 	ParallelPulls bool
+	// VolumeRefresh is how often a running pod's configMap, secret and
+	// projected volumes are rewritten from their sources (simulated);
+	// zero means 60s, the kubelet's sync frequency. DownwardAPI volumes
+	// follow the pod's labels and annotations at once.
+	VolumeRefresh time.Duration
 }
 
 // withDefaults fills zero fields.
@@ -154,6 +159,7 @@ func (t Timing) withDefaults() Timing {
 	def(&t.LeaseRenewInterval, 10*time.Second)
 	def(&t.NodeStatusUpdate, 10*time.Second)
 	def(&t.NodeStatusReport, 5*time.Minute)
+	def(&t.VolumeRefresh, time.Minute)
 	return t
 }
 

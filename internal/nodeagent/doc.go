@@ -67,8 +67,23 @@
 //
 // Deliberate differences from a kubelet: no real service account tokens
 // (a placeholder file), the kube-root-ca.crt ConfigMap of service account
-// volumes may be missing, volumes are not refreshed when their ConfigMap
-// changes, Service environment variables are not injected,
-// activeDeadlineSeconds, lifecycle hooks and
-// resource limits (OOMKilled) are not simulated, and gRPC probes only dial.
+// volumes may be missing (and that volume is not refreshed), Service
+// environment variables are not injected,
+// activeDeadlineSeconds and resource limits (OOMKilled) are not
+// simulated, file permissions are reported but not enforced, and gRPC
+// probes only dial.
+//
+// Lifecycle hooks run as the kubelet runs them (hooks.go): postStart
+// once the container started (a failure kills it, FailedPostStartHook),
+// preStop within the grace period before SIGTERM (FailedPreStopHook);
+// exec, httpGet and sleep handlers. Containers run as their security
+// context's user (runAsUser, runAsGroup, the pod's fsGroup and
+// supplementalGroups), and volumes carry the kubelet's file modes.
+// DownwardAPI volumes follow the pod's labels and annotations at its next
+// sync; configMap, secret and projected volumes are rewritten from their
+// sources every Timing.VolumeRefresh (60s simulated, the kubelet's sync
+// frequency): a GET per source per period for each pod that has one.
+// The node admits a pod as the kubelet's sysctl admission does: a sysctl
+// outside the kubelet's safe set gets it rejected (phase Failed, reason
+// SysctlForbidden; admit.go); safe ones are what sysctl reads in it.
 package nodeagent

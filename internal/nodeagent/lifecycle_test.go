@@ -45,8 +45,13 @@ func TestPodLifecycle(t *testing.T) {
 		}
 		p = waitPod(t, cs, "default", pod.Name, "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning && isReady(p) })
 		for _, name := range []string{"first", "second"} {
-			if term := containerStatus(p, name).State.Terminated; term == nil || term.ExitCode != 0 || term.Reason != "Completed" {
-				t.Errorf("%s: %+v", name, containerStatus(p, name).State)
+			st := containerStatus(p, name)
+			if term := st.State.Terminated; term == nil || term.ExitCode != 0 || term.Reason != "Completed" {
+				t.Errorf("%s: %+v", name, st.State)
+			}
+			// As the kubelet reports a completed init container.
+			if !st.Ready || st.Started == nil || *st.Started {
+				t.Errorf("%s: ready %v started %v, want ready and not started", name, st.Ready, st.Started)
 			}
 		}
 		waitFor(t, 10*time.Second, "the log", func(ctx context.Context) (bool, error) {

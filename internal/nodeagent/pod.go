@@ -48,6 +48,12 @@ type podWorker struct {
 	sandboxReady bool
 	volumes      map[string]*runtime.Volume
 	volumesReady bool
+	// rejectReason and rejectMessage say why the node's admission
+	// refused the pod (it never runs).
+	rejectReason, rejectMessage string
+	// nextRefresh is when the configMap, secret and projected volumes are
+	// next rewritten from their sources (refreshVolumes).
+	nextRefresh  time.Time
 	mountBackoff time.Duration
 	ctrs         map[string]*ctr
 	terminal     bool // the pod reached Succeeded or Failed
@@ -228,15 +234,27 @@ func (w *podWorker) sync() {
 		return
 	}
 	w.mu.Lock()
+	rejected := false
 	if !w.synced {
 		w.firstSync(pod)
+		// The kubelet's admission refuses a pod it meets before it runs.
+		if reason, msg := admitPod(pod); !w.terminal && len(pod.Status.ContainerStatuses) == 0 && reason != "" {
+			w.rejectReason, w.rejectMessage = reason, msg
+			w.terminal, rejected = true, true
+		}
 	}
 	terminal := w.terminal
 	w.mu.Unlock()
+	if rejected {
+		w.event(pod, nil, corev1.EventTypeWarning, w.rejectReason, w.rejectMessage)
+		w.writeStatus(pod, true)
+		return
+	}
 	if terminal {
 		return
 	}
 	w.syncPod(pod)
+	w.refreshVolumes(pod)
 	w.writeStatus(pod, false)
 	w.mu.Lock()
 	finished := false
@@ -462,12 +480,7 @@ func (w *podWorker) terminate(pod *corev1.Pod) {
 		}
 	}
 	w.mu.Unlock()
-	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if pod.DeletionGracePeriodSeconds != nil {
-		grace = *pod.DeletionGracePeriodSeconds
-	} else if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
+	grace := gracePeriod(pod)
 	if first {
 		for i, inst := range running {
 			w.event(pod, w.specOf(pod, names[i]), corev1.EventTypeNormal, "Killing", "Stopping container "+names[i])
@@ -475,11 +488,15 @@ func (w *podWorker) terminate(pod *corev1.Pod) {
 		}
 	}
 	var wg sync.WaitGroup
-	for _, inst := range running {
+	for i, inst := range running {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			inst.c.Stop(w.ctx, time.Duration(grace)*time.Second)
+			left := time.Duration(grace) * time.Second
+			if first {
+				left = w.preStop(pod, w.specOf(pod, names[i]), inst, left)
+			}
+			inst.c.Stop(w.ctx, left)
 		}()
 	}
 	wg.Wait()

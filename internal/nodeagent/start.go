@@ -140,6 +140,13 @@ func (w *podWorker) startContainer(pod *corev1.Pod, spec *corev1.Container, c *c
 		return
 	}
 	w.event(pod, spec, corev1.EventTypeNormal, "Started", "Started container "+spec.Name)
+	if !w.postStart(pod, spec, inst) {
+		w.mu.Lock()
+		w.recordExitLocked(inst)
+		w.mu.Unlock()
+		w.poke()
+		return
+	}
 	ctx, stop := context.WithCancel(w.ctx)
 	w.mu.Lock()
 	inst.probesStop = stop
@@ -312,6 +319,9 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 		Name: spec.Name, Image: spec.Image, Env: env, IP: ip,
 		Hostname: pod.Name, Pod: pod.Namespace + "/" + pod.Name, Node: w.n.name,
 		Stdin: spec.Stdin, StdinOnce: spec.StdinOnce, TTY: spec.TTY,
+		User:           containerUser(pod, spec),
+		ReadOnlyRootFS: spec.SecurityContext != nil && spec.SecurityContext.ReadOnlyRootFilesystem != nil && *spec.SecurityContext.ReadOnlyRootFilesystem,
+		Sysctls:        podSysctls(pod),
 	}
 	w.podFiles(pod, ip, &rs)
 	for _, a := range spec.Command {
@@ -339,6 +349,37 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 		rs.Mounts = append(rs.Mounts, runtime.Mount{Path: m.MountPath, Volume: vol, SubPath: sub, ReadOnly: m.ReadOnly})
 	}
 	return rs, nil
+}
+
+// containerUser is the identity a container runs as: its security
+// context's runAsUser and runAsGroup, else the pod's, with the pod's
+// fsGroup and supplementalGroups; nil (root) when none is set.
+func containerUser(pod *corev1.Pod, spec *corev1.Container) *runtime.User {
+	var uid, gid *int64
+	var u runtime.User
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		uid, gid = psc.RunAsUser, psc.RunAsGroup
+		u.FSGroup = psc.FSGroup
+		u.Groups = append(u.Groups, psc.SupplementalGroups...)
+	}
+	if sc := spec.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			uid = sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			gid = sc.RunAsGroup
+		}
+	}
+	if uid == nil && gid == nil && u.FSGroup == nil && len(u.Groups) == 0 {
+		return nil
+	}
+	if uid != nil {
+		u.UID = *uid
+	}
+	if gid != nil {
+		u.GID = *gid
+	}
+	return &u
 }
 
 // expandVars expands $(VAR) references as the kubelet does: defined

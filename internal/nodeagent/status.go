@@ -27,6 +27,9 @@ const (
 // (its deletion): its phase is then Succeeded or Failed.
 func (w *podWorker) statusLocked(pod *corev1.Pod, terminal bool) corev1.PodStatus {
 	n := w.n
+	if w.rejectReason != "" {
+		return corev1.PodStatus{Phase: corev1.PodFailed, Reason: w.rejectReason, Message: "Pod was rejected: " + w.rejectMessage, QOSClass: pod.Status.QOSClass}
+	}
 	now := metav1.NewTime(n.cfg.Clock.Now().Truncate(time.Second))
 	s := corev1.PodStatus{
 		QOSClass: pod.Status.QOSClass,
@@ -104,6 +107,9 @@ func (w *podWorker) containerStatusLocked(spec *corev1.Container, init bool, def
 		prev = terminatedOf(cur)
 	case cur != nil:
 		cs.State.Terminated = terminatedOf(cur)
+		// The kubelet's prober reports an init container that completed
+		// ready (and not started: it no longer runs).
+		cs.Ready = init && cur.exit.Code == 0
 	case c.waiting != nil && !terminal:
 		cs.State.Waiting = c.waiting.DeepCopy()
 	case terminal:

@@ -2,6 +2,7 @@ package nodeagent
 
 import (
 	"fmt"
+	iofs "io/fs"
 	"math"
 	"path"
 	"sort"
@@ -69,8 +70,132 @@ func (w *podWorker) mountVolumes(pod *corev1.Pod) bool {
 	return true
 }
 
-// makeVolume builds one volume's files.
+// makeVolume builds one volume: its files and their modes.
 func (w *podWorker) makeVolume(pod *corev1.Pod, v *corev1.Volume) (*runtime.Volume, error) {
+	vol, err := w.volumeFiles(pod, v)
+	if err != nil {
+		return nil, err
+	}
+	setModes(pod, &v.VolumeSource, vol)
+	return vol, nil
+}
+
+// setModes gives a volume the modes the kubelet gives it: an emptyDir's
+// directory is world-writable (sticky, on tmpfs, with medium Memory); the
+// files of configMap, secret, downwardAPI and projected volumes have
+// their defaultMode (0644 unless set) or their item's mode, readable by
+// the pod's fsGroup when it has one.
+func setModes(pod *corev1.Pod, src *corev1.VolumeSource, vol *runtime.Volume) {
+	var def *int32
+	var items []corev1.KeyToPath
+	var downward []corev1.DownwardAPIVolumeFile
+	switch {
+	case src.EmptyDir != nil:
+		mode, fsType := iofs.ModeDir|0o777, ""
+		if src.EmptyDir.Medium == corev1.StorageMediumMemory {
+			mode, fsType = mode|iofs.ModeSticky, "tmpfs"
+		}
+		vol.SetRoot(mode, fsType)
+		return
+	case src.ConfigMap != nil:
+		def, items = src.ConfigMap.DefaultMode, src.ConfigMap.Items
+	case src.Secret != nil:
+		def, items = src.Secret.DefaultMode, src.Secret.Items
+	case src.DownwardAPI != nil:
+		def, downward = src.DownwardAPI.DefaultMode, src.DownwardAPI.Items
+	case src.Projected != nil:
+		def = src.Projected.DefaultMode
+		for _, s := range src.Projected.Sources {
+			switch {
+			case s.ConfigMap != nil:
+				items = append(items, s.ConfigMap.Items...)
+			case s.Secret != nil:
+				items = append(items, s.Secret.Items...)
+			case s.DownwardAPI != nil:
+				downward = append(downward, s.DownwardAPI.Items...)
+			}
+		}
+	default:
+		return
+	}
+	fsGroup := pod.Spec.SecurityContext != nil && pod.Spec.SecurityContext.FSGroup != nil
+	mode := func(m int32) iofs.FileMode {
+		fm := iofs.FileMode(m).Perm()
+		if fsGroup {
+			fm |= 0o440 // the kubelet's ownership change of a read-only volume
+		}
+		return fm
+	}
+	d := int32(corev1.ConfigMapVolumeSourceDefaultMode)
+	if def != nil {
+		d = *def
+	}
+	vol.SetDefaultMode(mode(d))
+	modes := map[string]iofs.FileMode{}
+	for _, it := range items {
+		if it.Mode != nil {
+			modes[it.Path] = mode(*it.Mode)
+		}
+	}
+	for _, it := range downward {
+		if it.Mode != nil {
+			modes[path.Clean(it.Path)] = mode(*it.Mode)
+		}
+	}
+	vol.SetModes(modes)
+}
+
+// refreshVolumes rewrites a running pod's volumes from their sources, as
+// the kubelet does: downwardAPI volumes at every sync (the pod's labels
+// and annotations change), configMap, secret and projected ones every
+// Timing.VolumeRefresh. A source that fails to read leaves the files as
+// they were. The service account's projected volume (kube-api-access-*)
+// does not change here and is left alone.
+func (w *podWorker) refreshVolumes(pod *corev1.Pod) {
+	t, clk := w.n.cfg.Timing, w.n.cfg.Clock
+	w.mu.Lock()
+	ready := w.volumesReady
+	// The first sync after the mount starts the period.
+	first := w.nextRefresh.IsZero()
+	periodic := !first && !clk.Now().Before(w.nextRefresh)
+	w.mu.Unlock()
+	if !ready {
+		return
+	}
+	sourced := false
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		src := &v.VolumeSource
+		fromAPI := (src.ConfigMap != nil || src.Secret != nil || src.Projected != nil) && !strings.HasPrefix(v.Name, "kube-api-access-")
+		sourced = sourced || fromAPI
+		if src.DownwardAPI == nil && !(fromAPI && periodic) {
+			continue
+		}
+		w.mu.Lock()
+		vol := w.volumes[v.Name]
+		w.mu.Unlock()
+		fresh, err := w.volumeFiles(pod, v)
+		if vol == nil || err != nil {
+			continue
+		}
+		vol.Refresh(fresh)
+	}
+	if !sourced {
+		return
+	}
+	// Ask for the sync of the next refresh (a sync asks again for what is
+	// still due).
+	w.mu.Lock()
+	if periodic || first {
+		w.nextRefresh = clk.Now().Add(t.scale(t.VolumeRefresh))
+	}
+	left := w.nextRefresh.Sub(clk.Now())
+	w.mu.Unlock()
+	w.afterReal(left)
+}
+
+// volumeFiles builds one volume's files.
+func (w *podWorker) volumeFiles(pod *corev1.Pod, v *corev1.Volume) (*runtime.Volume, error) {
 	src := &v.VolumeSource
 	switch {
 	case src.ConfigMap != nil:

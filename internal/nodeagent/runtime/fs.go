@@ -5,6 +5,7 @@ import (
 	iofs "io/fs"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,62 @@ type Volume struct {
 	files    map[string][]byte
 	size     int64 // bytes held, bounded by maxVolumeBytes
 	readOnly bool
+	// modes are files' permission bits (relative path → mode); a file
+	// not named has 0644.
+	modes map[string]iofs.FileMode
+	// defaultMode is the mode of a file SetModes did not name (0 means
+	// 0644).
+	defaultMode iofs.FileMode
+	// rootMode is the mode of the volume's root directory (0 means
+	// 0755); fsType the type statfs reports ("" is the node's disk).
+	rootMode iofs.FileMode
+	fsType   string
+}
+
+// Refresh replaces the volume's files with those of from, as the
+// kubelet's atomic writer swaps a configMap volume's content; the modes
+// set stay.
+func (v *Volume) Refresh(from *Volume) {
+	from.mu.RLock()
+	files := make(map[string][]byte, len(from.files))
+	for p, data := range from.files {
+		files[p] = data
+	}
+	size := from.size
+	from.mu.RUnlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.files, v.size = files, size
+}
+
+// SetModes records the permission bits of files (relative path → mode),
+// as a volume's defaultMode and its items' modes set them.
+func (v *Volume) SetModes(modes map[string]iofs.FileMode) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.modes == nil {
+		v.modes = map[string]iofs.FileMode{}
+	}
+	for p, m := range modes {
+		v.modes[clean(p)] = m.Perm()
+	}
+}
+
+// SetDefaultMode sets the permission bits of the files SetModes does not
+// name (a volume's defaultMode).
+func (v *Volume) SetDefaultMode(mode iofs.FileMode) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.defaultMode = mode.Perm()
+}
+
+// SetRoot sets the mode of the volume's root directory (with
+// iofs.ModeDir, and iofs.ModeSticky for a tmpfs emptyDir) and the type of
+// its file system as statfs names it ("tmpfs"; "" for the node's disk).
+func (v *Volume) SetRoot(mode iofs.FileMode, fsType string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.rootMode, v.fsType = mode, fsType
 }
 
 // maxVolumeBytes bounds what a container's own files or one volume hold,
@@ -87,7 +144,7 @@ func (f *fs) resolve(p string) (*Volume, string, bool) {
 			return m.Volume, rel, m.ReadOnly || m.Volume.readOnly
 		}
 	}
-	return f.root, p, false
+	return f.root, p, f.root.readOnly
 }
 
 func (f *fs) read(p string) ([]byte, error) {
@@ -156,12 +213,16 @@ type fileInfo struct {
 	name  string
 	size  int64
 	dir   bool
+	mode  iofs.FileMode // 0: 0644 for a file, 0755 for a directory
 	mtime time.Time
 }
 
 func (i fileInfo) Name() string { return i.name }
 func (i fileInfo) Size() int64  { return i.size }
 func (i fileInfo) Mode() iofs.FileMode {
+	if i.mode != 0 {
+		return i.mode
+	}
 	if i.dir {
 		return iofs.ModeDir | 0o755
 	}
@@ -178,14 +239,60 @@ func (f *fs) statInfo(p string) (iofs.FileInfo, error) {
 		return nil, errNotExist
 	}
 	name := path.Base("/" + clean(p))
+	v, rel, _ := f.resolve(p)
+	v.mu.RLock()
+	mode, hasMode := v.modes[rel]
+	if !hasMode && v.defaultMode != 0 {
+		mode, hasMode = v.defaultMode, true
+	}
+	rootMode := v.rootMode
+	v.mu.RUnlock()
 	if dir {
-		return fileInfo{name: name, dir: true}, nil
+		fi := fileInfo{name: name, dir: true}
+		if rel == "" && rootMode != 0 {
+			fi.mode = rootMode
+		}
+		return fi, nil
 	}
 	data, err := f.read(p)
 	if err != nil {
 		return nil, err
 	}
-	return fileInfo{name: name, size: int64(len(data))}, nil
+	fi := fileInfo{name: name, size: int64(len(data))}
+	if hasMode {
+		fi.mode = mode
+	}
+	return fi, nil
+}
+
+// chmod sets a file's permission bits.
+func (f *fs) chmod(p string, perm iofs.FileMode) {
+	v, rel, _ := f.resolve(p)
+	v.SetModes(map[string]iofs.FileMode{rel: perm})
+}
+
+// Magic numbers statfs reports for the file systems a container sees,
+// printed as numbers by mounttest for all but tmpfs.
+const (
+	overlayMagic = 0x794c7630
+	ext4Magic    = 0xef53
+)
+
+// fsType names the file system of p as mounttest prints it: "tmpfs", or
+// statfs's magic number (the node's disk for a volume, overlay for the
+// container's own files).
+func (f *fs) fsType(p string) string {
+	v, _, _ := f.resolve(p)
+	v.mu.RLock()
+	t := v.fsType
+	v.mu.RUnlock()
+	switch {
+	case t != "":
+		return t
+	case v == f.root:
+		return strconv.Itoa(overlayMagic)
+	}
+	return strconv.Itoa(ext4Magic)
 }
 
 // walk calls fn for p and, for a directory, everything under it, in

@@ -60,6 +60,8 @@ func (r *Rules) Describe(spec ContainerSpec, policy ImagePolicy) string {
 			}
 		case prog.Shell:
 			steps = append(steps, "the simulated shell")
+		case prog.Builtin == "agnhost":
+			steps = append(steps, describeAgnhost(argv))
 		case prog.Wrapper:
 			steps = append(steps, fmt.Sprintf("%s (entrypoint wrapper)", argv[0]))
 			argv = argv[1:]

@@ -263,6 +263,8 @@ func (p *process) runProgram(c *call, prog *ProgramRule, argv []string, execing 
 	switch {
 	case prog.Shell:
 		return p.runShell(c, argv)
+	case prog.Builtin == "agnhost":
+		return p.runAgnhost(c, argv, execing)
 	case prog.Wrapper:
 		p.printLines(c, prog, 0)
 		rest := argv[1:]

@@ -160,3 +160,35 @@ func startEcho(t *testing.T, rt *Runtime, text string) (*Container, string) {
 	c, _ := startOn(t, rt, ContainerSpec{Image: "hashicorp/http-echo:1.0", Args: []string{"-text=" + text, "-listen=:" + port}})
 	return c, port
 }
+
+// TestDigAsTheDNSSpecsRunIt: the e2e suite's DNS probes run dig with the
+// search list over UDP and TCP and write OK when it answers.
+func TestDigAsTheDNSSpecsRunIt(t *testing.T) {
+	d := startTestDNS(t, `
+web.demo.svc.cluster.local. 30 IN A 127.0.0.7
+`)
+	rt := New(Config{Speed: 1000, DNSPort: d.port})
+	c, _ := startOn(t, rt, ContainerSpec{Image: agnhostImage, Args: []string{"pause"},
+		ResolvConf: []byte("search demo.svc.cluster.local svc.cluster.local cluster.local\nnameserver 127.0.0.1\noptions ndots:5\n")})
+	for _, tc := range []struct{ name, script, out string }{
+		{"over UDP with the search list", `mkdir -p /results; check="$(dig +notcp +noall +answer +search web A)" && test -n "$check" && echo OK > /results/udp@web; cat /results/udp@web; echo "$check"`,
+			"OK\nweb.demo.svc.cluster.local.\t30\tIN\tA\t127.0.0.7\n"},
+		{"over TCP", `dig +tcp +noall +answer +search web A`, "web.demo.svc.cluster.local.\t30\tIN\tA\t127.0.0.7\n"},
+		{"short", `dig +short web.demo.svc.cluster.local`, "127.0.0.7\n"},
+		{"a missing name answers nothing", `check="$(dig +notcp +noall +answer +search nope A)" && test -n "$check" && echo OK || echo missing`, "missing\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code, err := c.Exec(t.Context(), []string{"sh", "-c", tc.script})
+			if err != nil || code != 0 || string(out) != tc.out {
+				t.Fatalf("got %q exit %d (%v), want %q", out, code, err, tc.out)
+			}
+		})
+	}
+	var tcp bool
+	for _, q := range d.asked() {
+		tcp = tcp || q == "tcp web.demo.svc.cluster.local."
+	}
+	if !tcp {
+		t.Errorf("dig +tcp asked over UDP: %q", d.asked())
+	}
+}

@@ -33,17 +33,23 @@ type ImageRule struct {
 	Shell      bool     `json:"shell,omitempty"`
 	// Ports, when set, replace the default ports of the image's server.
 	Ports []int32 `json:"ports,omitempty"`
+	// Files are files of the image (path → content); a path ending in
+	// "/" is an empty directory.
+	Files map[string]string `json:"files,omitempty"`
 
 	tags []*regexp.Regexp
 }
 
 // ProgramRule describes what an executable does.
 type ProgramRule struct {
-	Names      []string    `json:"names"`
-	Wrapper    bool        `json:"wrapper,omitempty"`
-	Shell      bool        `json:"shell,omitempty"`
-	Serve      *ServeRule  `json:"serve,omitempty"`
-	Forever    bool        `json:"forever,omitempty"`
+	Names   []string   `json:"names"`
+	Wrapper bool       `json:"wrapper,omitempty"`
+	Shell   bool       `json:"shell,omitempty"`
+	Serve   *ServeRule `json:"serve,omitempty"`
+	Forever bool       `json:"forever,omitempty"`
+	// Builtin names a program implemented in Go (agnhost.go): its
+	// subcommands and flags decide what it does.
+	Builtin    string      `json:"builtin,omitempty"`
 	RequireEnv *RequireEnv `json:"requireEnv,omitempty"`
 	Stdout     []string    `json:"stdout,omitempty"`
 	Stderr     []string    `json:"stderr,omitempty"`
@@ -77,6 +83,9 @@ type RequireEnv struct {
 
 // serveStyles are the server styles implemented in serve.go.
 var serveStyles = map[string]bool{"nginx": true, "httpd": true, "echo": true, "whoami": true, "hello": true, "generic": true, "tcp": true}
+
+// builtins are the programs implemented in Go.
+var builtins = map[string]bool{"agnhost": true}
 
 // DefaultRules returns the embedded rules (rules.yaml).
 func DefaultRules() *Rules {
@@ -116,6 +125,9 @@ func ParseRules(data []byte) (*Rules, error) {
 		p := &r.Programs[i]
 		if len(p.Names) == 0 {
 			return nil, fmt.Errorf("rules: program %d has no names", i)
+		}
+		if p.Builtin != "" && !builtins[p.Builtin] {
+			return nil, fmt.Errorf("rules: program %s: unknown builtin %q", p.Names[0], p.Builtin)
 		}
 		if p.Serve != nil && !serveStyles[p.Serve.Style] {
 			return nil, fmt.Errorf("rules: program %s: unknown serve style %q", p.Names[0], p.Serve.Style)

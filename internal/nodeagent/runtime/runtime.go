@@ -7,8 +7,10 @@
 // real HTTP on the pod's IP for the programs that serve, resolves names
 // as the pod's libc would (resolve.go), serves TLS where the program does
 // (servetls.go), streams exec and attach (with a simulated terminal,
-// tty.go) and reports exit codes. What a script can make the node do is
-// bounded (guard.go): commands, forks, stack depth, variables, files.
+// tty.go), runs the Kubernetes e2e suite's agnhost (agnhost.go,
+// agnhost_webhook.go) and reports exit codes. What a script can make the
+// node do is bounded (guard.go): commands, forks, stack depth, variables,
+// files.
 //
 // Time is simulated: every duration (pulls, sleep in scripts) is divided
 // by the speed, so that tests run a minute of cluster life in a second.
@@ -226,6 +228,24 @@ type ContainerSpec struct {
 	// Hosts is the /etc/hosts the kubelet writes for the pod (its own
 	// name and hostAliases); empty means none.
 	Hosts []byte
+	// User is the identity the container's processes run as, from its
+	// security context; nil is root.
+	User *User
+	// ReadOnlyRootFS makes the container's own files read-only
+	// (readOnlyRootFilesystem): only its volumes and /dev are writable.
+	ReadOnlyRootFS bool
+	// Sysctls are the pod's sysctls (dotted names), as sysctl reads them.
+	Sysctls map[string]string
+}
+
+// User is a process identity: the uid and gid (runAsUser, runAsGroup)
+// and the supplementary groups (the pod's fsGroup and
+// supplementalGroups), as the runtime sets them.
+type User struct {
+	UID, GID int64
+	Groups   []int64
+	// FSGroup owns the pod's volumes (nil: root does).
+	FSGroup *int64
 }
 
 // Exit is how a container ended.
@@ -288,6 +308,15 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	for _, d := range []string{"bin", "dev", "etc", "home", "proc", "root", "run", "sys", "tmp", "usr", "var"} {
 		files[d+"/"+dirMarker] = nil
 	}
+	if img.rule != nil {
+		for p, content := range img.rule.Files {
+			if strings.HasSuffix(p, "/") {
+				files[clean(p)+"/"+dirMarker] = nil
+				continue
+			}
+			files[clean(p)] = []byte(content)
+		}
+	}
 	if len(spec.ResolvConf) > 0 {
 		files["etc/resolv.conf"] = spec.ResolvConf
 	}
@@ -300,8 +329,15 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 		// A terminal has one output stream.
 		c.errOut = c.out
 	}
+	mounts := spec.Mounts
+	if spec.ReadOnlyRootFS {
+		// /dev is a tmpfs of its own, where the termination log is.
+		mounts = append(append([]Mount(nil), mounts...), Mount{Path: "/dev", Volume: NewVolume(nil, false)})
+	}
+	fsys := newFS(mounts, files)
+	fsys.root.readOnly = spec.ReadOnlyRootFS
 	c.p = &process{
-		rules: r.rules, image: img.rule, spec: &c.spec, fs: newFS(spec.Mounts, files),
+		rules: r.rules, image: img.rule, spec: &c.spec, fs: fsys,
 		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, tty: spec.TTY, procs: new(atomic.Int32), forks: new(atomic.Int32),
 		stdout: c.out, stderr: c.errOut,
 		termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),

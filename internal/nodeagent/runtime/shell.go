@@ -36,6 +36,9 @@ type shell struct {
 	// pid1 tells that the shell is the container's main process, the one
 	// SIGTERM reaches.
 	pid1 bool
+	// arg0 is the shell's argv[0] ("sh", "/bin/sh"): busybox's ash
+	// prefixes its error messages with it.
+	arg0 string
 
 	mu       sync.Mutex
 	termTrap string // the TERM trap's action; "" is none
@@ -150,7 +153,7 @@ func (p *process) runShell(c *call, argv []string) (int, error) {
 		fmt.Fprintln(c.stderr, bad)
 		return 2, nil
 	}
-	sh := &shell{p: p, pid1: c.pid1}
+	sh := &shell{p: p, pid1: c.pid1, arg0: argv[0]}
 	if o.fromFile {
 		data, err := p.fs.read(c.abs(o.name))
 		if err != nil {
@@ -294,7 +297,7 @@ func refuseUnsupported(n syntax.Node) error {
 // newRunner builds the interpreter of a shell.
 func (sh *shell) newRunner(c *call, o shellOptions) (*interp.Runner, error) {
 	pairs := c.environ()
-	pairs = append(pairs, "UID=0", "EUID=0", "GID=0")
+	pairs = append(pairs, sh.p.idVars()...)
 	var stdin io.Reader
 	if c.stdin != nil {
 		stdin = c.stdin
@@ -546,16 +549,16 @@ func (sh *shell) open(ctx context.Context, name string, flag int, _ os.FileMode)
 	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
 		data, err := fs.read(name)
 		if err != nil {
-			return nil, &os.PathError{Op: "sh: can't open", Path: name, Err: err}
+			return nil, &os.PathError{Op: sh.arg0 + ": can't open", Path: name, Err: err}
 		}
 		return nopRWC{r: strings.NewReader(string(data))}, nil
 	}
 	if flag&os.O_TRUNC != 0 {
 		if err := fs.write(name, nil, false); err != nil {
-			return nil, &os.PathError{Op: "sh: can't create", Path: name, Err: err}
+			return nil, &os.PathError{Op: sh.arg0 + ": can't create", Path: name, Err: err}
 		}
 	} else if err := fs.write(name, nil, true); err != nil {
-		return nil, &os.PathError{Op: "sh: can't create", Path: name, Err: err}
+		return nil, &os.PathError{Op: sh.arg0 + ": can't create", Path: name, Err: err}
 	}
 	return nopRWC{w: &fileWriter{fs: fs, path: name}}, nil
 }

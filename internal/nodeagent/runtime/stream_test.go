@@ -123,8 +123,8 @@ func TestExecStreamIsAnInteractiveShell(t *testing.T) {
 	})
 
 	t.Run("bash prompts as bash does", func(t *testing.T) {
-		// The input is typed once the prompt shows: typed ahead, a
-		// terminal echoes it before the prompt, as a real one does.
+		// The input is typed once bash prompts: typed earlier, the
+		// terminal would echo it before the prompt.
 		inR, inW := io.Pipe()
 		out := newSyncBuffer()
 		type result struct {
@@ -139,6 +139,7 @@ func TestExecStreamIsAnInteractiveShell(t *testing.T) {
 		out.waitFor(t, "root@web-1:/# ")
 		_, _ = io.WriteString(inW, "exit 5\r")
 		r := <-done
+		_ = inW.Close()
 		if r.err != nil || r.code != 5 || out.String() != "root@web-1:/# exit 5\r\n" {
 			t.Fatalf("%d %v %q", r.code, r.err, out.String())
 		}

@@ -71,7 +71,7 @@ var usageByProgram = map[string]usageEntry{
 	"/http-echo":       {"1m", "3Mi"},
 	"/whoami":          {"1m", "4Mi"},
 	"/hello-app":       {"1m", "5Mi"},
-	"netexec":          {"1m", "10Mi"},
+	"/agnhost":         {"1m", "10Mi"},
 	"/pause":           {"0", "256Ki"},
 	"redis-server":     {"2m", "8Mi"},
 	"postgres":         {"3m", "32Mi"},

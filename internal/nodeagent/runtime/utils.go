@@ -296,7 +296,12 @@ func uPrintenv(c *call, argv []string) (int, error) {
 	return code, nil
 }
 
-func uHostname(c *call, _ []string) (int, error) {
+// uHostname prints the host name, or with -i the pod's address.
+func uHostname(c *call, argv []string) (int, error) {
+	if len(argv) > 1 && (argv[1] == "-i" || argv[1] == "-I") {
+		fmt.Fprintln(c.stdout, c.p.spec.IP)
+		return 0, nil
+	}
 	fmt.Fprintln(c.stdout, c.p.spec.Hostname)
 	return 0, nil
 }
@@ -564,16 +569,6 @@ func uUname(c *call, argv []string) (int, error) {
 		return 0, nil
 	}
 	fmt.Fprintln(c.stdout, "Linux")
-	return 0, nil
-}
-
-func uWhoami(c *call, _ []string) (int, error) {
-	fmt.Fprintln(c.stdout, "root")
-	return 0, nil
-}
-
-func uID(c *call, _ []string) (int, error) {
-	fmt.Fprintln(c.stdout, "uid=0(root) gid=0(root) groups=0(root)")
 	return 0, nil
 }
 
