@@ -1,0 +1,140 @@
+package trail
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"minik/internal/api"
+)
+
+// GroupVersion is the served group version, trail.minik.dev/v1alpha1.
+var GroupVersion = schema.GroupVersion{Group: "trail.minik.dev", Version: "v1alpha1"}
+
+// Resource is the plural name of records in the group.
+const Resource = "records"
+
+func init() {
+	api.Scheme.AddKnownTypes(GroupVersion, &Record{}, &RecordList{})
+	metav1.AddToGroupVersion(api.Scheme, GroupVersion)
+}
+
+// Labels every Record carries, for label selectors.
+const (
+	// LabelResource is the written resource ("pods", "deployments.apps").
+	LabelResource = "trail.minik.dev/resource"
+	// LabelVerb is the request's verb.
+	LabelVerb = "trail.minik.dev/verb"
+)
+
+// Record is one request that asked the API server to change an object, as
+// the server answered it. Its namespace is the object's (a write of a
+// cluster-scoped object has none and is listed only across namespaces);
+// its name is the trail's sequence number, zero-padded, so names sort in
+// the order the writes were answered.
+type Record struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// User is whom the request acted as; empty when it was not
+	// authenticated.
+	User string `json:"user,omitempty"`
+	// Groups are the user's groups.
+	Groups []string `json:"groups,omitempty"`
+	// UserAgent is the client's User-Agent.
+	UserAgent string `json:"userAgent,omitempty"`
+	// Verb is create, update, patch, delete or deletecollection.
+	Verb string `json:"verb"`
+	// ObjectRef is the object written.
+	ObjectRef ObjectRef `json:"objectRef"`
+	// Owner is the object's controller owner reference after the write.
+	Owner *metav1.OwnerReference `json:"owner,omitempty"`
+	// Code is the response's status code.
+	Code int32 `json:"code"`
+	// Reason and Message are the Status of a failed request.
+	Reason  metav1.StatusReason `json:"reason,omitempty"`
+	Message string              `json:"message,omitempty"`
+	// Time is when the request arrived.
+	Time metav1.MicroTime `json:"time"`
+	// Manager is the field manager whose fields are in Fields.
+	Manager string `json:"manager,omitempty"`
+	// Fields are the fields that manager owns after the write (the
+	// object's managedFields entry for it), a managedFields-style set.
+	Fields *metav1.FieldsV1 `json:"fields,omitempty"`
+}
+
+// ObjectRef names the object a request wrote.
+type ObjectRef struct {
+	APIGroup        string    `json:"apiGroup,omitempty"`
+	APIVersion      string    `json:"apiVersion,omitempty"`
+	Resource        string    `json:"resource"`
+	Subresource     string    `json:"subresource,omitempty"`
+	Namespace       string    `json:"namespace,omitempty"`
+	Name            string    `json:"name,omitempty"`
+	UID             types.UID `json:"uid,omitempty"`
+	ResourceVersion string    `json:"resourceVersion,omitempty"`
+	Generation      int64     `json:"generation,omitempty"`
+}
+
+// RecordList is a list of Records.
+type RecordList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Record `json:"items"`
+}
+
+// DeepCopyInto copies r into out.
+func (r *Record) DeepCopyInto(out *Record) {
+	*out = *r
+	out.TypeMeta = r.TypeMeta
+	r.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if r.Groups != nil {
+		out.Groups = append([]string(nil), r.Groups...)
+	}
+	if r.Owner != nil {
+		out.Owner = r.Owner.DeepCopy()
+	}
+	if r.Fields != nil {
+		out.Fields = r.Fields.DeepCopy()
+	}
+}
+
+// DeepCopy returns a copy of r.
+func (r *Record) DeepCopy() *Record {
+	if r == nil {
+		return nil
+	}
+	out := new(Record)
+	r.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (r *Record) DeepCopyObject() runtime.Object { return r.DeepCopy() }
+
+// DeepCopyObject implements runtime.Object.
+func (l *RecordList) DeepCopyObject() runtime.Object {
+	if l == nil {
+		return nil
+	}
+	out := &RecordList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	if l.Items != nil {
+		out.Items = make([]Record, len(l.Items))
+		for i := range l.Items {
+			l.Items[i].DeepCopyInto(&out.Items[i])
+		}
+	}
+	return out
+}
+
+// resourceLabel is how LabelResource names a group's resource.
+func resourceLabel(group, resource string) string {
+	if group == "" {
+		return resource
+	}
+	return fmt.Sprintf("%s.%s", resource, group)
+}
