@@ -47,7 +47,32 @@ import (
 	"minik/internal/api"
 	"minik/internal/printers"
 	"minik/internal/registry"
+	v1 "minik/internal/trail/v1alpha1"
 )
+
+// The API's names, for the server's side.
+type (
+	// Record is one recorded write.
+	Record = v1.Record
+	// ObjectRef names the object a write wrote.
+	ObjectRef = v1.ObjectRef
+)
+
+// GroupVersion, Resource and the labels are the API's.
+var GroupVersion = v1.GroupVersion
+
+// Resource is the plural name of records.
+const (
+	Resource      = v1.Resource
+	LabelResource = v1.LabelResource
+	LabelVerb     = v1.LabelVerb
+)
+
+func init() {
+	if err := v1.AddToScheme(api.Scheme); err != nil {
+		panic(fmt.Sprintf("trail.minik.dev types: %v", err))
+	}
+}
 
 // Defaults of Config.
 const (
@@ -245,7 +270,7 @@ func recordOf(w *api.WriteRecord) *Record {
 	rec.CreationTimestamp = metav1.NewTime(w.Received)
 	rec.Namespace = rec.ObjectRef.Namespace
 	rec.Labels = map[string]string{
-		LabelResource: resourceLabel(w.APIGroup, w.Resource),
+		LabelResource: v1.ResourceLabel(w.APIGroup, w.Resource),
 		LabelVerb:     w.Verb,
 	}
 	return rec
@@ -430,7 +455,7 @@ var recordTable = &printers.TableConvertor{
 		if !ok {
 			return nil, fmt.Errorf("trail table: unexpected %T", obj)
 		}
-		what := resourceLabel(rec.ObjectRef.APIGroup, rec.ObjectRef.Resource)
+		what := v1.ResourceLabel(rec.ObjectRef.APIGroup, rec.ObjectRef.Resource)
 		if rec.ObjectRef.Subresource != "" {
 			what += "/" + rec.ObjectRef.Subresource
 		}

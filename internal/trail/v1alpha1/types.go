@@ -1,4 +1,7 @@
-package trail
+// Package v1alpha1 is the trail.minik.dev/v1alpha1 API: Record, one
+// write the API server answered (see internal/trail, which records and
+// serves them). Clients (minikctl journey) import it without the server.
+package v1alpha1
 
 import (
 	"fmt"
@@ -7,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"minik/internal/api"
 )
 
 // GroupVersion is the served group version, trail.minik.dev/v1alpha1.
@@ -17,9 +18,11 @@ var GroupVersion = schema.GroupVersion{Group: "trail.minik.dev", Version: "v1alp
 // Resource is the plural name of records in the group.
 const Resource = "records"
 
-func init() {
-	api.Scheme.AddKnownTypes(GroupVersion, &Record{}, &RecordList{})
-	metav1.AddToGroupVersion(api.Scheme, GroupVersion)
+// AddToScheme registers Record and RecordList.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Record{}, &RecordList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
 }
 
 // Labels every Record carries, for label selectors.
@@ -131,8 +134,8 @@ func (l *RecordList) DeepCopyObject() runtime.Object {
 	return out
 }
 
-// resourceLabel is how LabelResource names a group's resource.
-func resourceLabel(group, resource string) string {
+// ResourceLabel is how LabelResource names a group's resource.
+func ResourceLabel(group, resource string) string {
 	if group == "" {
 		return resource
 	}
