@@ -305,7 +305,9 @@ func podsOf(pods []corev1.Pod, rs *appsv1.ReplicaSet) []*corev1.Pod {
 			out = append(out, &pods[i])
 		}
 	}
-	sort.Slice(out, func(i, k int) bool { return out[i].CreationTimestamp.Before(&out[k].CreationTimestamp) || out[i].CreationTimestamp.Equal(&out[k].CreationTimestamp) && out[i].Name < out[k].Name })
+	sort.Slice(out, func(i, k int) bool {
+		return out[i].CreationTimestamp.Before(&out[k].CreationTimestamp) || out[i].CreationTimestamp.Equal(&out[k].CreationTimestamp) && out[i].Name < out[k].Name
+	})
 	return out
 }
 
@@ -316,6 +318,8 @@ type builder struct {
 	d    *appsv1.Deployment
 	rs   *appsv1.ReplicaSet
 	pods []*corev1.Pod
+	// byName are the pods by name, once built.
+	byName map[string]*corev1.Pod
 	// eventTimes are events' creation times in the trail, by name.
 	eventTimes map[string]time.Time
 }
@@ -343,10 +347,14 @@ func (b *builder) eventAt(e *corev1.Event) time.Time {
 
 // podNames are the revision's pods by name.
 func (b *builder) podNames() map[string]*corev1.Pod {
+	if b.byName != nil {
+		return b.byName
+	}
 	m := make(map[string]*corev1.Pod, len(b.pods))
 	for _, p := range b.pods {
 		m[p.Name] = p
 	}
+	b.byName = m
 	return m
 }
 
