@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -419,6 +421,73 @@ func TestJourneyBadInput(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
+		})
+	}
+}
+
+// BenchmarkJourneyLive is the time minikctl takes to produce the text
+// journey of a converged rollout of 3 and of 100 replicas against a live
+// minikd (reading the objects and the trail, building, printing), and
+// the trail's size for that rollout (records and JSON bytes).
+func BenchmarkJourneyLive(b *testing.B) {
+	srv := testserver.StartWith(b, testserver.Options{Controllers: []string{"*"}, Scheduler: true, Nodes: 3})
+	cs := srv.Client(b)
+	ctx := context.Background()
+	for _, n := range []int32{3, 100} {
+		ns := fmt.Sprintf("bench-%d", n)
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		labels := map[string]string{"app": "web"}
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+			Spec: appsv1.DeploymentSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:1.27"}}}}},
+		}
+		if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		streams, _, _, _ := TestStreams()
+		flags := NewConfigFlags()
+		flags.KubeConfig = srv.KubeconfigPath
+		flags.Overrides.Context.Namespace = ns
+		f := NewFactory(flags, streams)
+		o := &JourneyOptions{Output: "text", Streams: streams}
+		if err := o.Complete(f, &cobra.Command{}, []string{"deployment/web"}); err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			j, err := o.Journey(ctx)
+			if err == nil && j.Converged && countSteps(j, journey.StageConverged, "status") == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%d replicas did not converge: %v", n, err)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		raw, err := o.trail.Get().Namespace(ns).Resource("records").DoRaw(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in, err := o.Inputs(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				j, err := o.Journey(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := journey.Text(io.Discard, j); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(in.Records)), "records")
+			b.ReportMetric(float64(len(raw)), "trail-bytes")
 		})
 	}
 }

@@ -296,7 +296,6 @@ func BenchmarkJourney(b *testing.B) {
 		in := rollout(n, true)
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			b.ReportMetric(float64(len(in.Records)), "records")
 			for b.Loop() {
 				j, err := Build(in, 0)
 				if err != nil {
@@ -306,6 +305,7 @@ func BenchmarkJourney(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(len(in.Records)), "records")
 		})
 	}
 }
