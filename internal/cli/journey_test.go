@@ -218,9 +218,16 @@ func TestJourneyOfTheWebRollout(t *testing.T) {
 	checkGolden(t, "web.txt", maskJourney(out))
 
 	out, _, code = run(t, kc, "-n", "demo", "journey", "deploy", "web", "-o", "mermaid")
+	t.Logf("mermaid:\n%s", out)
 	if code != 0 || !strings.Contains(out, "sequenceDiagram\n  participant D as Developer\n  participant K as kubectl\n  participant A as API Server") ||
 		!strings.Contains(out, "participant EP as EndpointSlice controller") || !regexp.MustCompile(`S->>A: bind pods/web-\S+ to minik-node-\d`).MatchString(out) {
 		t.Errorf("mermaid: exit %d\n%s", code, out)
+	}
+
+	// --watch of a converged rollout prints it once and succeeds.
+	watched, errOut, code := run(t, kc, "-n", "demo", "journey", "deployment/web", "--watch", "--timeout=30s")
+	if code != 0 || errOut != "" || !strings.HasSuffix(watched, "Converged: 3/3 replicas ready and available.\n") || strings.Count(watched, "Journey of deployment/web") != 1 {
+		t.Errorf("--watch: exit %d\n%s%s", code, watched, errOut)
 	}
 
 	out, _, code = run(t, kc, "-n", "demo", "journey", "deployment/web", "-o", "html")

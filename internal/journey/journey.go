@@ -318,6 +318,9 @@ type builder struct {
 	d    *appsv1.Deployment
 	rs   *appsv1.ReplicaSet
 	pods []*corev1.Pod
+	// lastStatus are the times of the kubelets' last status write of
+	// each pod, by name.
+	lastStatus map[string]time.Time
 	// byName are the pods by name, once built.
 	byName map[string]*corev1.Pod
 	// eventTimes are events' creation times in the trail, by name.
@@ -518,7 +521,7 @@ func (b *builder) containers() {
 			}
 			p := pods[r.ObjectRef.Name]
 			stage := StageContainers
-			if ready := condition(p, corev1.PodReady); ready != nil && ready.Status == corev1.ConditionTrue && !r.Time.Time.Before(ready.LastTransitionTime.Time) && !b.readyStepDone(p.Name) {
+			if b.readyAt(p, r.Time.Time) {
 				stage = StageTraffic
 				b.add(Step{Stage: stage, At: r.Time.Time, Actor: Kubelet, Node: strings.TrimPrefix(r.User, nodeUserPrefix), User: r.User, Target: APIServer,
 					Action: "update pods/" + p.Name + " Ready condition (readiness probe passed)", Result: resultOf(&r), Failed: r.Code >= 300})
@@ -551,13 +554,24 @@ func (b *builder) containers() {
 	}
 }
 
-func (b *builder) readyStepDone(pod string) bool {
-	for _, s := range b.j.Steps {
-		if s.Stage == StageTraffic && strings.HasPrefix(s.Action, "update pods/"+pod+" Ready") {
-			return true
+// readyAt tells whether the kubelet's status write at t is the one that
+// made p Ready: the last of its status writes at or after the Ready
+// condition's transition (which has only seconds). The kubelet writes a
+// pod's status when it changes, so once Ready the pod's status rests.
+func (b *builder) readyAt(p *corev1.Pod, t time.Time) bool {
+	ready := condition(p, corev1.PodReady)
+	if ready == nil || ready.Status != corev1.ConditionTrue || t.Before(ready.LastTransitionTime.Time) {
+		return false
+	}
+	if b.lastStatus == nil {
+		b.lastStatus = map[string]time.Time{}
+		for _, r := range b.in.Records {
+			if r.ObjectRef.Resource == "pods" && r.ObjectRef.Subresource == "status" && strings.HasPrefix(r.User, nodeUserPrefix) && r.Code < 300 {
+				b.lastStatus[r.ObjectRef.Name] = r.Time.Time
+			}
 		}
 	}
-	return false
+	return t.Equal(b.lastStatus[p.Name])
 }
 
 // services are the Services that select the revision's pods' template.

@@ -212,15 +212,23 @@ func diagrams(j *Journey) [2]*diagram {
 			}
 			return id
 		}
+		id := "K"
+		if actor == Runtime {
+			id = "CR"
+		}
 		for _, p := range append(controlPlane, readiness...) {
 			if p.name == actor {
-				return p.id
+				id = p.id
 			}
 		}
-		if actor == Runtime {
-			return "CR"
+		if !d.has(id) {
+			name := actor
+			if id == "K" {
+				name = Kubectl
+			}
+			d.participants = append(d.participants, participant{id, name})
 		}
-		return "K"
+		return id
 	}
 	lastActor := map[*diagram]string{}
 	for i := range j.Steps {
