@@ -2,9 +2,15 @@ package journey
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"image/color"
+	"image/png"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +313,71 @@ func BenchmarkJourney(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(in.Records)), "records")
 		})
+	}
+}
+
+// TestHTMLRendersInChromium renders the page in headless Chromium (Debian's
+// chromium package, which .ci/run installs): the DOM it builds has both
+// diagrams with their arrows, and the screenshot is a real picture.
+func TestHTMLRendersInChromium(t *testing.T) {
+	bin := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("no chromium on PATH (apt-get install chromium): the HTML is not rendered")
+	}
+	j, err := Build(rollout(3, true), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "journey.html")
+	var buf bytes.Buffer
+	if err := HTML(&buf, j); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=" + filepath.Join(dir, "profile")}
+	dom, err := exec.CommandContext(ctx, bin, append(flags, "--dump-dom", "file://"+page)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	for _, want := range []string{`<svg id="diagram-1"`, `<svg id="diagram-2"`, "bind pods/web-abc123-p0000 to minik-node-1", "Converged: 3/3"} {
+		if !bytes.Contains(dom, []byte(want)) {
+			t.Errorf("the DOM lacks %q", want)
+		}
+	}
+	shot := filepath.Join(dir, "shot.png")
+	if out, err := exec.CommandContext(ctx, bin, append(flags, "--screenshot="+shot, "--window-size=1600,1200", "file://"+page)...).CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	// Not blank: the boxes' fill colour is drawn somewhere.
+	colours := map[color.RGBA]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 4 {
+		for x := b.Min.X; x < b.Max.X; x += 4 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 255}] = true
+		}
+	}
+	if !colours[color.RGBA{0xee, 0xf3, 0xfb, 255}] || len(colours) < 8 {
+		t.Errorf("the screenshot does not show the diagrams' boxes (%d colours)", len(colours))
 	}
 }
