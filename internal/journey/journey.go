@@ -422,6 +422,7 @@ func (b *builder) inWindow(t time.Time) bool {
 
 // submit is stage 1: the client's writes of the Deployment.
 func (b *builder) submit() {
+	before := len(b.j.Steps)
 	if b.in.Records != nil {
 		for _, r := range b.in.Records {
 			if !b.isDeployment(&r) || r.ObjectRef.Subresource != "" || r.User == controllerManagerUser || !b.inWindow(r.Time.Time) {
@@ -433,7 +434,9 @@ func (b *builder) submit() {
 			b.add(Step{Stage: StageSubmit, At: r.Time.Time, Actor: actorOfClient(r.UserAgent), User: r.User, Target: APIServer,
 				Action: r.Verb + " deployments/" + r.ObjectRef.Name + " (authenticated, authorized, admitted, persisted)", Result: resultOf(&r), Failed: r.Code >= 300})
 		}
-		return
+		if len(b.j.Steps) > before {
+			return
+		}
 	}
 	b.add(Step{Stage: StageSubmit, At: b.j.Start, Actor: Kubectl, Target: APIServer, Action: "apply deployments/" + b.d.Name + " (authenticated, authorized, admitted, persisted)", Result: "accepted, generation " + strconv.FormatInt(b.d.Generation, 10)})
 }

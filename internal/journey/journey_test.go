@@ -171,6 +171,22 @@ func TestBuildWithoutTheTrailIsApproximate(t *testing.T) {
 	}
 }
 
+func TestBuildSaysWhenTheTrailWasPruned(t *testing.T) {
+	in := rollout(2, true)
+	// The Deployment's create and the ReplicaSet's have left the ring.
+	in.Records = in.Records[2:]
+	j, err := Build(in, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Notes) != 1 || !strings.Contains(j.Notes[0], "the trail is complete from 2026-12-02T04:00:00Z only") {
+		t.Errorf("notes %v, want the time from which the trail is complete", j.Notes)
+	}
+	if s := stepsOf(j, StageSubmit); len(s) != 1 || s[0].At != t0 {
+		t.Errorf("the apply comes from managedFields: %+v", s)
+	}
+}
+
 func TestBuildStopsAtTheCheckpoint(t *testing.T) {
 	for _, c := range []struct {
 		name     string
