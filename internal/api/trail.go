@@ -27,6 +27,29 @@ type TrailSink interface {
 	Observe(rec *WriteRecord)
 }
 
+// TrailWatchSink is a TrailSink that is also told of watch deliveries:
+// which identity's watch was sent the change of resourceVersion, when.
+type TrailWatchSink interface {
+	TrailSink
+	// Delivered is called on the watch's goroutine once the event is
+	// written to the watcher; it must not block.
+	Delivered(user string, resourceVersion int64, at time.Time)
+}
+
+// trailDelivered tells the sink, if it wants to know, that the change of
+// revision rev was sent to the watch of r.
+func (h *resourceHandler) trailDelivered(r *http.Request, rev int64) {
+	ws, ok := h.s.cfg.Trail.(TrailWatchSink)
+	if !ok {
+		return
+	}
+	name := ""
+	if u := auth.UserFrom(r.Context()); u != nil {
+		name = u.Name
+	}
+	ws.Delivered(name, rev, h.s.clock.Now())
+}
+
 // WriteRecord is one request that asked to change an object.
 type WriteRecord struct {
 	// User is whom the request acted as (after impersonation); nil when

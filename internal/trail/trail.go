@@ -2,14 +2,17 @@
 // server to change an object (who, verb, resource and subresource,
 // namespace and name, the object's uid, resourceVersion and controller
 // owner after the write, the response code and a failure's Status, when,
-// and the writing manager's fields as a managedFields-style set). It is
-// what `minikctl journey` reads to tell a rollout's story.
+// and the writing manager's fields as a managedFields-style set), and the
+// watches each change was sent to (the first delivery per identity, from
+// api.TrailWatchSink). It is what `minikctl journey` reads to tell a
+// rollout's story.
 //
 // The API server hands it each write once answered (api.TrailSink); the
 // trail keeps the last Config.Capacity records in a ring in memory and
 // appends them, from a background flusher, to a JSON-lines file in
-// Config.Dir, rotated into one previous file at Config.MaxFileBytes, so
-// the disk holds at most twice that. On start it reloads the files: the
+// Config.Dir once FlushDelay old (so that their deliveries go with them),
+// rotated into one previous file at Config.MaxFileBytes, so the disk
+// holds at most twice that. On start it reloads the files: the
 // trail survives a restart, up to the flusher's last interval.
 //
 // It is served, read-only, as the namespaced resource records of
@@ -114,9 +117,12 @@ type Trail struct {
 	start   int
 	n       int
 	byName  map[string]*Record
+	byRV    map[int64]*Record
 	seq     uint64
 	pending []*Record
-	size    int64 // bytes in the current file
+
+	fileMu sync.Mutex // serializes appends
+	size   int64      // bytes in the current file
 }
 
 // New validates and defaults cfg and loads what Dir holds.
@@ -136,7 +142,7 @@ func New(cfg Config) (*Trail, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	t := &Trail{cfg: cfg, ring: make([]*Record, cfg.Capacity), byName: map[string]*Record{}}
+	t := &Trail{cfg: cfg, ring: make([]*Record, cfg.Capacity), byName: map[string]*Record{}, byRV: map[int64]*Record{}}
 	if cfg.Dir != "" {
 		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return nil, fmt.Errorf("trail dir %s: %w", cfg.Dir, err)
@@ -188,6 +194,9 @@ func (t *Trail) add(rec *Record) {
 	if t.n == len(t.ring) {
 		old := t.ring[t.start]
 		delete(t.byName, old.Name)
+		if rv, err := strconv.ParseInt(old.ObjectRef.ResourceVersion, 10, 64); err == nil && t.byRV[rv] == old {
+			delete(t.byRV, rv)
+		}
 		t.ring[t.start] = rec
 		t.start = (t.start + 1) % len(t.ring)
 	} else {
@@ -195,6 +204,33 @@ func (t *Trail) add(rec *Record) {
 		t.n++
 	}
 	t.byName[rec.Name] = rec
+	if rec.Code < 300 {
+		if rv, err := strconv.ParseInt(rec.ObjectRef.ResourceVersion, 10, 64); err == nil {
+			t.byRV[rv] = rec
+		}
+	}
+}
+
+// maxDeliveries bounds the deliveries kept per record.
+const maxDeliveries = 32
+
+// Delivered records that the change of resourceVersion rv was sent to
+// user's watch; it implements api.TrailWatchSink. Only the first delivery
+// per identity is kept. A delivery after the record reached the disk is
+// kept in memory only.
+func (t *Trail) Delivered(user string, rv int64, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	rec := t.byRV[rv]
+	if rec == nil || len(rec.Deliveries) >= maxDeliveries {
+		return
+	}
+	for _, d := range rec.Deliveries {
+		if d.User == user {
+			return
+		}
+	}
+	rec.Deliveries = append(rec.Deliveries, v1.Delivery{User: user, Time: metav1.NewMicroTime(at)})
 }
 
 // skipped tells the heartbeats the trail leaves out.
@@ -301,8 +337,8 @@ func managerFields(entries []metav1.ManagedFieldsEntry, manager, subresource str
 	return best.Manager, best.FieldsV1.DeepCopy()
 }
 
-// Start appends the records to the file every FlushInterval until ctx is
-// done, then once more; it blocks until then. Without Dir it only waits.
+// Start appends the records to the file every FlushInterval (those older
+// than FlushDelay) until ctx is done, then all; it blocks until then. Without Dir it only waits.
 func (t *Trail) Start(ctx context.Context) error {
 	if t.cfg.Dir == "" {
 		<-ctx.Done()
@@ -314,35 +350,50 @@ func (t *Trail) Start(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return t.Flush()
-		case <-tick.C:
-			if err := t.Flush(); err != nil {
+		case now := <-tick.C:
+			if err := t.flush(now.Add(-FlushDelay)); err != nil {
 				t.cfg.Logger.Error("trail not persisted", "err", err)
 			}
 		}
 	}
 }
 
-// Flush appends the records not yet persisted, rotating the file when it
+// FlushDelay is how old a record must be before the periodic flush
+// writes it, so that its watch deliveries are on disk with it.
+const FlushDelay = time.Second
+
+// Flush appends every record not yet persisted, rotating the file when it
 // has grown past MaxFileBytes.
-func (t *Trail) Flush() error {
-	t.mu.Lock()
-	pending := t.pending
-	t.pending = nil
-	t.mu.Unlock()
-	if len(pending) == 0 || t.cfg.Dir == "" {
+func (t *Trail) Flush() error { return t.flush(time.Time{}) }
+
+// flush appends the records not yet persisted that arrived before cutoff
+// (zero: all).
+func (t *Trail) flush(cutoff time.Time) error {
+	if t.cfg.Dir == "" {
 		return nil
 	}
+	t.mu.Lock()
+	n := 0
+	for n < len(t.pending) && (cutoff.IsZero() || t.pending[n].Time.Time.Before(cutoff)) {
+		n++
+	}
 	var buf []byte
-	for _, rec := range pending {
+	for _, rec := range t.pending[:n] {
 		b, err := json.Marshal(rec)
 		if err != nil {
+			t.mu.Unlock()
 			return fmt.Errorf("trail: encode record %s: %w", rec.Name, err)
 		}
 		buf = append(append(buf, b...), '\n')
 	}
+	t.pending = t.pending[n:]
+	t.mu.Unlock()
+	if len(buf) == 0 {
+		return nil
+	}
 	cur := filepath.Join(t.cfg.Dir, currentFile)
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.fileMu.Lock()
+	defer t.fileMu.Unlock()
 	if t.size > 0 && t.size+int64(len(buf)) > t.cfg.MaxFileBytes {
 		if err := os.Rename(cur, filepath.Join(t.cfg.Dir, previousFile)); err != nil {
 			return fmt.Errorf("trail: rotate: %w", err)
@@ -353,8 +404,8 @@ func (t *Trail) Flush() error {
 	if err != nil {
 		return fmt.Errorf("trail: %w", err)
 	}
-	n, err := f.Write(buf)
-	t.size += int64(n)
+	n2, err := f.Write(buf)
+	t.size += int64(n2)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -58,6 +58,11 @@ func TestTrailRecordsWritesAndServesThemReadOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	w, err := cs.CoreV1().ConfigMaps("t").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	cm, err := cs.CoreV1().ConfigMaps("t").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{FieldManager: "tester"})
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +115,28 @@ func TestTrailRecordsWritesAndServesThemReadOnly(t *testing.T) {
 	if f, ok, _ := unstructured.NestedMap(items[1].Object, "fields"); !ok || f["f:data"] == nil {
 		t.Errorf("patch's fields: %v, want the patcher's f:data", f)
 	}
+
+	t.Run("a watch delivery is recorded with the write", func(t *testing.T) {
+		<-w.ResultChan()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			one, err := dyn.Resource(recordsGVR).Namespace("t").Get(ctx, items[0].GetName(), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds, _, _ := unstructured.NestedSlice(one.Object, "deliveries")
+			if len(ds) > 0 {
+				if d := ds[0].(map[string]any); d["user"] != "minik-admin" || d["time"] == "" {
+					t.Errorf("delivery %v, want minik-admin's watch", d)
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no delivery on %v", one.Object)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 
 	t.Run("a field selector picks the patch, a label selector the configmaps", func(t *testing.T) {
 		waitRecords(t, dyn, "t", metav1.ListOptions{FieldSelector: "verb=patch"}, 1)

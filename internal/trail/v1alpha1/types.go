@@ -67,6 +67,15 @@ type Record struct {
 	// Fields are the fields that manager owns after the write (the
 	// object's managedFields entry for it), a managedFields-style set.
 	Fields *metav1.FieldsV1 `json:"fields,omitempty"`
+	// Deliveries are the watches the change was sent to, first per
+	// identity, in order.
+	Deliveries []Delivery `json:"deliveries,omitempty"`
+}
+
+// Delivery is a change sent to one identity's watch.
+type Delivery struct {
+	User string           `json:"user"`
+	Time metav1.MicroTime `json:"time"`
 }
 
 // ObjectRef names the object a request wrote.
@@ -102,6 +111,9 @@ func (r *Record) DeepCopyInto(out *Record) {
 	}
 	if r.Fields != nil {
 		out.Fields = r.Fields.DeepCopy()
+	}
+	if r.Deliveries != nil {
+		out.Deliveries = append([]Delivery(nil), r.Deliveries...)
 	}
 }
 
