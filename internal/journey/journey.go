@@ -113,6 +113,27 @@ type Step struct {
 	Result string `json:"result"`
 	// Failed marks a step that did not succeed.
 	Failed bool `json:"failed,omitempty"`
+	// Deliveries are the watches the step's write was sent to (from the
+	// trail), first per identity.
+	Deliveries []Delivery `json:"deliveries,omitempty"`
+}
+
+// Delivery is a write sent to an identity's watch.
+type Delivery struct {
+	User string    `json:"user"`
+	At   time.Time `json:"at"`
+}
+
+// deliveriesOf are a record's deliveries.
+func deliveriesOf(r *trail.Record) []Delivery {
+	if len(r.Deliveries) == 0 {
+		return nil
+	}
+	out := make([]Delivery, len(r.Deliveries))
+	for i, d := range r.Deliveries {
+		out[i] = Delivery{User: d.User, At: d.Time.Time}
+	}
+	return out
 }
 
 // Checkpoint is where a rollout that has not converged stopped.
@@ -432,7 +453,7 @@ func (b *builder) submit() {
 				break
 			}
 			b.add(Step{Stage: StageSubmit, At: r.Time.Time, Actor: actorOfClient(r.UserAgent), User: r.User, Target: APIServer,
-				Action: r.Verb + " deployments/" + r.ObjectRef.Name + " (authenticated, authorized, admitted, persisted)", Result: resultOf(&r), Failed: r.Code >= 300})
+				Action: r.Verb + " deployments/" + r.ObjectRef.Name + " (authenticated, authorized, admitted, persisted)", Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 		}
 		if len(b.j.Steps) > before {
 			return
@@ -458,10 +479,10 @@ func (b *builder) controllers() {
 				if r.Verb == "create" {
 					action += fmt.Sprintf(" (revision %d)", b.j.Revision)
 				}
-				b.add(Step{Stage: StageControllers, At: r.Time.Time, Actor: DeploymentCtrl, User: r.User, Target: APIServer, Action: action, Result: resultOf(&r), Failed: r.Code >= 300})
+				b.add(Step{Stage: StageControllers, At: r.Time.Time, Actor: DeploymentCtrl, User: r.User, Target: APIServer, Action: action, Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 			case r.ObjectRef.Resource == "pods" && r.Verb == "create" && r.ObjectRef.Subresource == "" &&
 				(r.Owner != nil && r.Owner.UID == b.rs.UID || r.Code >= 300 && r.User == controllerManagerUser && strings.HasPrefix(r.ObjectRef.Name, b.rs.Name+"-")):
-				b.add(Step{Stage: StageControllers, At: r.Time.Time, Actor: ReplicaSetCtrl, User: r.User, Target: APIServer, Action: "create pods/" + r.ObjectRef.Name, Result: resultOf(&r), Failed: r.Code >= 300})
+				b.add(Step{Stage: StageControllers, At: r.Time.Time, Actor: ReplicaSetCtrl, User: r.User, Target: APIServer, Action: "create pods/" + r.ObjectRef.Name, Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 			}
 		}
 	} else {
@@ -491,7 +512,7 @@ func (b *builder) schedule() {
 			p := pods[r.ObjectRef.Name]
 			bound[p.Name] = r.Code < 300
 			b.add(Step{Stage: StageSchedule, At: r.Time.Time, Actor: Scheduler, User: r.User, Target: APIServer,
-				Action: fmt.Sprintf("bind pods/%s to %s", p.Name, orUnknown(p.Spec.NodeName)), Result: resultOf(&r), Failed: r.Code >= 300})
+				Action: fmt.Sprintf("bind pods/%s to %s", p.Name, orUnknown(p.Spec.NodeName)), Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 		}
 	}
 	for _, p := range b.pods {
@@ -527,11 +548,11 @@ func (b *builder) containers() {
 			if b.readyAt(p, r.Time.Time) {
 				stage = StageTraffic
 				b.add(Step{Stage: stage, At: r.Time.Time, Actor: Kubelet, Node: strings.TrimPrefix(r.User, nodeUserPrefix), User: r.User, Target: APIServer,
-					Action: "update pods/" + p.Name + " Ready condition (readiness probe passed)", Result: resultOf(&r), Failed: r.Code >= 300})
+					Action: "update pods/" + p.Name + " Ready condition (readiness probe passed)", Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 				continue
 			}
 			b.add(Step{Stage: stage, At: r.Time.Time, Actor: Kubelet, Node: strings.TrimPrefix(r.User, nodeUserPrefix), User: r.User, Target: APIServer,
-				Action: "update pods/" + p.Name + " status", Result: resultOf(&r), Failed: r.Code >= 300})
+				Action: "update pods/" + p.Name + " status", Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 		}
 	}
 	for _, p := range b.pods {
@@ -608,7 +629,7 @@ func (b *builder) traffic() {
 				}
 				trailLast = r.Time.Time
 				b.add(Step{Stage: StageTraffic, At: r.Time.Time, Actor: EndpointSlices, User: r.User, Target: APIServer,
-					Action: fmt.Sprintf("%s endpointslices/%s for service %s", r.Verb, r.ObjectRef.Name, svc.Name), Result: resultOf(&r), Failed: r.Code >= 300})
+					Action: fmt.Sprintf("%s endpointslices/%s for service %s", r.Verb, r.ObjectRef.Name, svc.Name), Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 			}
 		}
 		ready, total := 0, 0

@@ -88,6 +88,10 @@ func rollout(n int, withTrail bool) *Inputs {
 		}
 		in.Pods = append(in.Pods, pod)
 		rec(40+i, controllerManagerUser, "create", "pods", "", name, 201, &ctrl("ReplicaSet", "web-abc123", "rs-uid")[0], uid)
+		if withTrail {
+			last := &in.Records[len(in.Records)-1]
+			last.Deliveries = []trail.Delivery{{User: schedulerUser, Time: metav1.NewMicroTime(at(250 + i))}}
+		}
 		rec(300+i, schedulerUser, "create", "pods", "binding", name, 201, nil, "")
 		for k, reason := range []string{"Pulling", "Pulled", "Created", "Started"} {
 			ev := corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%d", name, k)}, Reason: reason, Message: reason + " nginx", Type: corev1.EventTypeNormal,
@@ -282,7 +286,7 @@ func TestRenderers(t *testing.T) {
 	for _, want := range []string{
 		"sequenceDiagram\n  participant D as Developer\n  participant K as kubectl\n  participant A as API Server\n  participant AD as auth / admission\n  participant E as etcd\n  participant DC as Deployment controller\n  participant RC as ReplicaSet controller\n  participant S as Scheduler\n",
 		"  D->>K: kubectl apply\n  K->>A: create deployments/web (authenticated, authorized, admitted, persisted)\n  A->>AD: authenticate, authorize, admit\n  AD-->>A: allow\n  A->>E: persist complete Deployment object\n  A-->>K: 201 Created\n",
-		"  A-->>S: watch event\n  S->>A: bind pods/web-abc123-p0000 to minik-node-1\n  Note over S: +0.300s 201 Created\n",
+		"  A-->>S: watch event +0.251s\n  S->>A: bind pods/web-abc123-p0000 to minik-node-1\n  Note over S: +0.300s 201 Created\n",
 		"participant KL1 as kubelet minik-node-1", "participant CR as Container runtime", "KL1->>CR: Pulling pods/web-abc123-p0000",
 		"participant EP as EndpointSlice controller", "participant IC as Ingress / Gateway controller",
 	} {

@@ -253,7 +253,11 @@ func diagrams(j *Journey) [2]*diagram {
 			continue
 		}
 		if to == "A" && from != "A" && lastActor[d] != from && from != "K" {
-			d.messages = append(d.messages, message{from: "A", to: from, text: "watch event", reply: true, step: s})
+			text := "watch event"
+			if at, ok := j.deliveredTo(s.User, s.At); ok {
+				text += " " + since(at.Sub(j.Start))
+			}
+			d.messages = append(d.messages, message{from: "A", to: from, text: text, reply: true})
 		}
 		lastActor[d] = from
 		d.messages = append(d.messages, message{from: from, to: to, text: s.Action, note: note, step: s})
@@ -262,6 +266,23 @@ func diagrams(j *Journey) [2]*diagram {
 		}
 	}
 	return [2]*diagram{cp, rd}
+}
+
+// deliveredTo is the last delivery to user's watch at or before t: the
+// watch event that user's write at t followed.
+func (j *Journey) deliveredTo(user string, t time.Time) (time.Time, bool) {
+	var last time.Time
+	if user == "" {
+		return last, false
+	}
+	for i := range j.Steps {
+		for _, d := range j.Steps[i].Deliveries {
+			if d.User == user && !d.At.After(t) && d.At.After(last) {
+				last = d.At
+			}
+		}
+	}
+	return last, !last.IsZero()
 }
 
 func (d *diagram) has(id string) bool {
