@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/creack/pty v1.1.24
 	github.com/go-logr/logr v1.4.4
-	github.com/olekukonko/tablewriter v1.1.5
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/btree v1.1.3
 	github.com/google/cel-go v0.31.0
@@ -13,6 +12,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/miekg/dns v1.1.73
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822
+	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.0
