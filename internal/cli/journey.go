@@ -116,7 +116,7 @@ func (o *JourneyOptions) Complete(f *Factory, cmd *cobra.Command, args []string)
 	switch gk := mapping.GroupVersionKind.GroupKind(); gk {
 	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
 	case schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, schema.GroupKind{Group: "apps", Kind: "StatefulSet"}:
-		return fmt.Errorf("journey of a %s is not implemented: journey follows the rollout of deployments", mapping.Resource.Resource)
+		return fmt.Errorf("the journey of a %s rollout is not implemented: journey follows the rollouts of deployments", gk.Kind)
 	default:
 		return fmt.Errorf("%s %q has no rollout: the kinds with a rollout are %s", mapping.Resource.GroupResource(), o.Name, rolloutKindsNames)
 	}
@@ -233,7 +233,12 @@ func (o *JourneyOptions) Inputs(ctx context.Context) (*journey.Inputs, error) {
 		in.Deployment = d
 	}
 	if o.trail != nil {
-		if in.Records, err = listRecords(ctx, o.trail, ns); err != nil {
+		in.Records, err = listRecords(ctx, o.trail, ns)
+		switch {
+		case apierrors.IsForbidden(err):
+			in.Records = nil
+			in.NoTrail = "you may not list the trail of " + ns + " (records.trail.minik.dev)"
+		case err != nil:
 			return nil, err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -496,5 +497,53 @@ func BenchmarkJourneyLive(b *testing.B) {
 			b.ReportMetric(float64(len(in.Records)), "records")
 			b.ReportMetric(float64(len(raw)), "trail-bytes")
 		})
+	}
+}
+
+// TestJourneyWithoutTheTrailIsApproximate reads the journey as a user who
+// may read the workload but not the trail: it is built from the objects
+// and says so.
+func TestJourneyWithoutTheTrailIsApproximate(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"*"}, Scheduler: true, Nodes: 1})
+	kc := srv.KubeconfigPath
+	cs := srv.Client(t)
+	ctx := context.Background()
+	if out, errOut, code := run(t, kc, "apply", "-f", "../../testdata/web.yaml"); code != 0 {
+		t.Fatalf("apply: %d %s%s", code, out, errOut)
+	}
+	if _, err := cs.RbacV1().Roles("demo").Create(ctx, &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "workload-reader"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"", "apps", "discovery.k8s.io", "networking.k8s.io"}, Resources: []string{"deployments", "replicasets", "pods", "services", "endpointslices", "ingresses", "events"}, Verbs: []string{"get", "list"}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().RoleBindings("demo").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bob"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "workload-reader"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: "bob"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out, errOut, code := run(t, kc, "--as", "bob", "-n", "demo", "journey", "deployment/web", "-o", "json")
+		var j journey.Journey
+		if code == 0 && json.Unmarshal([]byte(out), &j) == nil && j.Converged {
+			if j.Source != "approximate" || len(j.Notes) == 0 || !strings.Contains(j.Notes[0], "you may not list the trail of demo") {
+				t.Errorf("source %q, notes %q", j.Source, j.Notes)
+			}
+			for _, st := range []journey.Stage{journey.StageSubmit, journey.StageControllers, journey.StageSchedule, journey.StageTraffic, journey.StageConverged} {
+				if countSteps(&j, st, "") == 0 {
+					t.Errorf("stage %d (%s) has no step", st, st)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("journey as bob: exit %d\n%s%s", code, out, errOut)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

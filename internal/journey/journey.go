@@ -182,6 +182,9 @@ type Inputs struct {
 	// Records is the namespace's write trail, oldest first; nil when the
 	// cluster does not serve trail.minik.dev.
 	Records []trail.Record
+	// NoTrail says why Records is nil when the cluster serves a trail
+	// (the user may not read it).
+	NoTrail string
 	// Now is when the inputs were read.
 	Now time.Time
 }
@@ -210,7 +213,11 @@ func Build(in *Inputs, revision int64) (*Journey, error) {
 	j := &Journey{Namespace: in.Namespace, Deployment: in.Name, Source: "trail"}
 	if in.Records == nil {
 		j.Source = "approximate"
-		j.Notes = append(j.Notes, "approximate: the cluster serves no write trail (trail.minik.dev); steps come from managedFields, conditions, Events and ownerReferences, to the second")
+		why := "the cluster serves no write trail (trail.minik.dev)"
+		if in.NoTrail != "" {
+			why = in.NoTrail
+		}
+		j.Notes = append(j.Notes, "approximate: "+why+"; steps come from managedFields, conditions, Events and ownerReferences, to the second")
 	}
 	if in.Deployment == nil {
 		return rejected(j, in)
