@@ -112,14 +112,18 @@ type Config struct {
 type Trail struct {
 	cfg Config
 
-	mu      sync.Mutex
-	ring    []*Record // oldest first from start
-	start   int
-	n       int
-	byName  map[string]*Record
-	byRV    map[int64]*Record
-	seq     uint64
-	pending []*Record
+	mu     sync.Mutex
+	ring   []*Record // oldest first from start
+	start  int
+	n      int
+	byName map[string]*Record
+	byRV   map[int64]*Record
+	// early are deliveries of changes not recorded yet, by revision,
+	// oldest first in earlyOrder.
+	early      map[int64][]v1.Delivery
+	earlyOrder []int64
+	seq        uint64
+	pending    []*Record
 
 	fileMu sync.Mutex // serializes appends
 	size   int64      // bytes in the current file
@@ -142,7 +146,7 @@ func New(cfg Config) (*Trail, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	t := &Trail{cfg: cfg, ring: make([]*Record, cfg.Capacity), byName: map[string]*Record{}, byRV: map[int64]*Record{}}
+	t := &Trail{cfg: cfg, ring: make([]*Record, cfg.Capacity), byName: map[string]*Record{}, byRV: map[int64]*Record{}, early: map[int64][]v1.Delivery{}}
 	if cfg.Dir != "" {
 		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 			return nil, fmt.Errorf("trail dir %s: %w", cfg.Dir, err)
@@ -207,6 +211,10 @@ func (t *Trail) add(rec *Record) {
 	if rec.Code < 300 {
 		if rv, err := strconv.ParseInt(rec.ObjectRef.ResourceVersion, 10, 64); err == nil {
 			t.byRV[rv] = rec
+			for _, d := range t.early[rv] {
+				rec.Deliveries = addDelivery(rec.Deliveries, d)
+			}
+			delete(t.early, rv)
 		}
 	}
 }
@@ -221,16 +229,40 @@ const maxDeliveries = 32
 func (t *Trail) Delivered(user string, rv int64, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	d := v1.Delivery{User: user, Time: metav1.NewMicroTime(at)}
 	rec := t.byRV[rv]
-	if rec == nil || len(rec.Deliveries) >= maxDeliveries {
+	if rec == nil {
+		// A watch may be sent a change before its write's response
+		// ends and the write is recorded: keep it for the record.
+		if _, ok := t.early[rv]; !ok {
+			if len(t.earlyOrder) == maxEarly {
+				delete(t.early, t.earlyOrder[0])
+				t.earlyOrder = t.earlyOrder[1:]
+			}
+			t.earlyOrder = append(t.earlyOrder, rv)
+		}
+		t.early[rv] = addDelivery(t.early[rv], d)
 		return
 	}
-	for _, d := range rec.Deliveries {
-		if d.User == user {
-			return
+	rec.Deliveries = addDelivery(rec.Deliveries, d)
+}
+
+// maxEarly bounds the deliveries kept for writes not recorded yet (and
+// for changes the trail never records: heartbeats, writes of other
+// minikd).
+const maxEarly = 4096
+
+// addDelivery adds d unless its identity has one or the list is full.
+func addDelivery(ds []v1.Delivery, d v1.Delivery) []v1.Delivery {
+	if len(ds) >= maxDeliveries {
+		return ds
+	}
+	for _, x := range ds {
+		if x.User == d.User {
+			return ds
 		}
 	}
-	rec.Deliveries = append(rec.Deliveries, v1.Delivery{User: user, Time: metav1.NewMicroTime(at)})
+	return append(ds, d)
 }
 
 // skipped tells the heartbeats the trail leaves out.
