@@ -155,6 +155,14 @@ stage "failure checkpoint: a lookup that fails reads as kubectl's"
 step "kubectl -n $NS get deployment nope"
 k -n "$NS" get deployment nope || echo "(exit $?)"
 
+stage "the journey of web's rollout, from minikd's write trail"
+step "minikctl -n $NS journey deployment/web"
+k -n "$NS" journey deployment/web
+HTML="$BIN/web-journey.html"
+step "minikctl -n $NS journey deployment/web -o html > $HTML"
+k -n "$NS" journey deployment/web -o html >"$HTML"
+echo "wrote $HTML (both sequence diagrams, one self-contained page)"
+
 stage "stopping minikd (SIGTERM)"
 kill -TERM "$PID"
 wait "$PID"

@@ -2,8 +2,12 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
+	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +24,8 @@ import (
 // kube-aggregator serves through a local APIService (metrics.k8s.io from
 // metrics-server). The chain treats them as any resource: authentication,
 // RBAC on their group and resource, the in-flight limit. The server
-// answers get and list (label and field selectors, tables, JSON, YAML and
-// protobuf) from the provider and lists them in discovery with those two
+// answers get and list (label and field selectors, limit and continue,
+// tables, JSON, YAML and protobuf) from the provider and lists them in discovery with those two
 // verbs; every other verb is 405 MethodNotSupported, as kube's generic
 // server answers for a storage that only gets and lists.
 
@@ -133,7 +137,11 @@ func (l *localHandler) serveList(w http.ResponseWriter, r *http.Request, info *R
 			items = append(items, obj)
 		}
 	}
-	var lm metav1.ListMeta
+	items, lm, err := pageLocal(r, items)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	switch {
 	case o.table != nil:
 		table, err := h.toTable(r, items, lm)
@@ -143,7 +151,7 @@ func (l *localHandler) serveList(w http.ResponseWriter, r *http.Request, info *R
 		}
 		writeObject(w, o, http.StatusOK, *o.table, table)
 	case o.partial != nil:
-		list := &metav1.PartialObjectMetadataList{Items: make([]metav1.PartialObjectMetadata, 0, len(items))}
+		list := &metav1.PartialObjectMetadataList{ListMeta: lm, Items: make([]metav1.PartialObjectMetadata, 0, len(items))}
 		for _, obj := range items {
 			if p, ok := partialOf(obj).(*metav1.PartialObjectMetadata); ok {
 				list.Items = append(list.Items, *p)
@@ -156,6 +164,45 @@ func (l *localHandler) serveList(w http.ResponseWriter, r *http.Request, info *R
 			writeError(w, r, apierrors.NewInternalError(err))
 			return
 		}
+		if la, err := meta.ListAccessor(list); err == nil {
+			la.SetContinue(lm.Continue)
+		}
 		writeObject(w, o, http.StatusOK, h.res.GroupVersion, list)
 	}
+}
+
+// pageLocal cuts a local list at the request's limit, as a stored list
+// is cut: the continue token names the last object returned (its
+// namespace and name, base64), and the next page starts after it in
+// namespace/name order. Local objects are computed, not stored, so there
+// is no resourceVersion to keep a list consistent across pages.
+func pageLocal(r *http.Request, items []runtime.Object) ([]runtime.Object, metav1.ListMeta, error) {
+	var lm metav1.ListMeta
+	q := r.URL.Query()
+	limit, _ := strconv.ParseInt(q.Get("limit"), 10, 64)
+	token := q.Get("continue")
+	if limit <= 0 && token == "" {
+		return items, lm, nil
+	}
+	keyOf := func(obj runtime.Object) string {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return ""
+		}
+		return m.GetNamespace() + "/" + m.GetName()
+	}
+	sort.SliceStable(items, func(i, j int) bool { return keyOf(items[i]) < keyOf(items[j]) })
+	if token != "" {
+		after, err := base64.RawURLEncoding.DecodeString(token)
+		if err != nil || !strings.Contains(string(after), "/") {
+			return nil, lm, apierrors.NewBadRequest("continue key is not valid: invalid continue token")
+		}
+		i := sort.Search(len(items), func(i int) bool { return keyOf(items[i]) > string(after) })
+		items = items[i:]
+	}
+	if limit > 0 && int64(len(items)) > limit {
+		items = items[:limit]
+		lm.Continue = base64.RawURLEncoding.EncodeToString([]byte(keyOf(items[len(items)-1])))
+	}
+	return items, lm, nil
 }

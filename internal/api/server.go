@@ -60,6 +60,9 @@ type Config struct {
 	TokenIssuer auth.TokenIssuer
 	// Audit records every request; nil records nothing.
 	Audit *Auditor
+	// Trail receives every write once answered (see trail.go); nil
+	// records nothing.
+	Trail TrailSink
 	// Admission is the admission chain; nil means NamespaceLifecycle only.
 	Admission *admission.Chain
 	// Extra serves further non-resource paths (/openapi/..., metrics), keyed
@@ -357,6 +360,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.inflight.Add(-1)
 	start := s.clock.Now()
 	info := ParseRequestInfo(r)
+	trail := s.trailBegin(w, r, info, start)
+	if trail != nil {
+		defer trail.end()
+		w = trail
+	}
 	// The audit stage wraps the rest of the chain: it sees the user, the
 	// decision and the response (also the 500 of a panic).
 	audit := s.auditBegin(w, r, info, start)
@@ -391,6 +399,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		audit.impersonated(acting)
 		user = acting
 	}
+	trail.identify(user)
 	if !public {
 		allowed, reason, err := s.authorize(r.Context(), user, info)
 		audit.authorized(allowed, reason)

@@ -230,6 +230,7 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 				if ws.sendRaw(typ, raw) != nil {
 					return
 				}
+				h.trailDelivered(r, ev.Revision)
 				continue
 			}
 			typ, obj, err := h.watchEvent(ev, sel, from)
@@ -246,6 +247,7 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 			if ws.send(typ, obj) != nil {
 				return
 			}
+			h.trailDelivered(r, ev.Revision)
 		}
 	}
 }

@@ -74,6 +74,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdPortForward(f, streams),
 		NewCmdDebug(f, streams),
 		NewCmdTop(f, streams),
+		NewCmdJourney(f, streams),
 	)
 	return cmd
 }

@@ -25,6 +25,7 @@ import (
 	"minik/internal/nodeagent/runtime"
 	"minik/internal/pki"
 	"minik/internal/scheduler"
+	"minik/internal/trail"
 )
 
 // component is a long-running piece started once the API serves. Start
@@ -114,6 +115,18 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 			return fmt.Errorf("metrics-server client: %w", err)
 		}
 		return s.metrics.Start(ctx, cs)
+	}})
+	// The trail's reader role, aggregated into view, edit and admin.
+	out = append(out, component{name: "trail-rbac", start: func(ctx context.Context) error {
+		admin, err := kubernetes.NewForConfig(base)
+		if err != nil {
+			return fmt.Errorf("trail rbac: %w", err)
+		}
+		if err := trail.EnsureRBAC(ctx, admin); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return nil
 	}})
 	// The simulated nodes and the data plane stand for the machines of
 	// the cluster: they bind this host's loopback addresses and name their

@@ -44,6 +44,7 @@ import (
 	"minik/internal/pki"
 	"minik/internal/registry"
 	"minik/internal/storage"
+	"minik/internal/trail"
 	"minik/internal/version"
 )
 
@@ -232,6 +233,9 @@ type Server struct {
 	// metrics answers metrics.k8s.io in the API server; it runs as a
 	// component (components.go).
 	metrics *metricsapi.Provider
+	// trail records the API server's writes (internal/trail); its
+	// flusher outlives the API server.
+	trail *trail.Trail
 	// dnsIP is the kube-dns Service's ClusterIP.
 	dnsIP netip.Addr
 }
@@ -425,7 +429,16 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	metricsNodes, metricsPods := metricsapi.Descriptors()
-	oapi, err := openapi.NewHandler(append(resources[:len(resources):len(resources)], metricsNodes, metricsPods), api.Scheme)
+	if s.trail, err = trail.New(trail.Config{Dir: filepath.Join(s.cfg.DataDir, "trail"), Logger: s.log.With("component", "trail")}); err != nil {
+		return err
+	}
+	// The trail's flusher stops after the API server, so that its last
+	// writes reach the disk.
+	trailCtx, stopTrail := context.WithCancel(context.Background())
+	trailDone := make(chan struct{})
+	go func() { defer close(trailDone); _ = s.trail.Start(trailCtx) }()
+	defer func() { stopTrail(); <-trailDone }()
+	oapi, err := openapi.NewHandler(append(resources[:len(resources):len(resources)], metricsNodes, metricsPods, trail.Descriptor()), api.Scheme)
 	if err != nil {
 		return fmt.Errorf("build openapi: %w", err)
 	}
@@ -447,8 +460,9 @@ func (s *Server) Start(ctx context.Context) error {
 		AnonymousPaths: []string{"/healthz", "/livez", "/readyz", "/version"},
 		AnonymousAuth:  s.cfg.AnonymousAuth,
 		TokenIssuer:    stack.issuer,
-		Local:          s.metrics.Resources(),
+		Local:          append(s.metrics.Resources(), s.trail.Resources()...),
 		Audit:          stack.audit,
+		Trail:          s.trail,
 		Admission:      chain,
 		Extra:          map[string]http.Handler{"/openapi/": oapi},
 		Version:        version.Info(),
