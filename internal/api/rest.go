@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -865,12 +864,6 @@ func (h *resourceHandler) specChanged(obj, current runtime.Object) bool {
 		return customSpecChanged(obj.(*unstructured.Unstructured), current.(*unstructured.Unstructured), h.res.HasStatus)
 	}
 	return specChanged(obj, current)
-}
-
-// trimSubresource is the part of a path-like name before a slash.
-func trimSubresource(s string) string {
-	name, _, _ := strings.Cut(s, "/")
-	return name
 }
 
 // cannotBeHandled is kube's 400 for a body that does not decode as the

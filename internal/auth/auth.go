@@ -177,16 +177,6 @@ func ForbiddenMessage(a Attributes) string {
 	return msg
 }
 
-// SystemComponentsAuthorizer allows everything to minik's own components
-// (the controller manager, the scheduler and the nodes), each of which has
-// its own identity.
-//
-// Deprecated: minikd no longer uses it; the bootstrap RBAC policy
-// (internal/auth/rbac) and the node authorizer (internal/auth/node) give
-// the components their permissions. It stays for tests that want an API
-// server without RBAC.
-type SystemComponentsAuthorizer struct{}
-
 // Component identities.
 const (
 	UserControllerManager = "system:kube-controller-manager"
@@ -203,15 +193,4 @@ func NodeName(u *User) (string, bool) {
 		return "", false
 	}
 	return strings.TrimPrefix(u.Name, NodeUserPrefix), true
-}
-
-// Authorize implements Authorizer.
-func (SystemComponentsAuthorizer) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
-	if a.User == nil {
-		return NoOpinion, "", nil
-	}
-	if a.User.Name == UserControllerManager || a.User.Name == UserScheduler || slices.Contains(a.User.Groups, GroupNodes) {
-		return Allow, "", nil
-	}
-	return NoOpinion, "", nil
 }

@@ -186,9 +186,6 @@ func Select(spec []string, known map[string]Constructor) ([]string, error) {
 	return names, nil
 }
 
-// Enabled returns the names of the controllers that will run.
-func (m *Manager) Enabled() []string { return append([]string(nil), m.enabled...) }
-
 // Start runs the controllers until ctx is done (with leader election, while
 // this manager leads). It returns when every controller has stopped.
 func (m *Manager) Start(ctx context.Context) error {

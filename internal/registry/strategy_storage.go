@@ -35,12 +35,6 @@ const (
 	BetaIsDefaultStorageClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
 )
 
-// IsDefaultStorageClass tells whether a class is marked as the default,
-// by either annotation, as kube's storage util does.
-func IsDefaultStorageClass(sc *storagev1.StorageClass) bool {
-	return sc.Annotations[IsDefaultStorageClassAnnotation] == "true" || sc.Annotations[BetaIsDefaultStorageClassAnnotation] == "true"
-}
-
 var (
 	supportedAccessModes = sets.New(corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOncePod)
 	supportedVolumeModes = sets.New(corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem)

@@ -31,7 +31,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -140,7 +139,6 @@ type Scheduler struct {
 	preempting map[types.UID]bool
 
 	tasks chan func(context.Context)
-	bound atomic.Int64
 }
 
 // New validates cfg, fills defaults and returns a Scheduler ready to Start.
@@ -187,9 +185,6 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	return &Scheduler{cfg: cfg, log: cfg.Logger}, nil
 }
-
-// Bound reports how many pods this scheduler has bound since it started.
-func (s *Scheduler) Bound() int64 { return s.bound.Load() }
 
 // Start schedules until ctx is done (with leader election, while this
 // scheduler leads). It returns once the scheduling loop and the bind
@@ -612,7 +607,6 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, atte
 	}
 	if err == nil {
 		promstats.ScheduleAttempt("scheduled", s.cfg.SchedulerName, time.Since(began))
-		s.bound.Add(1)
 		s.recorder.Eventf(pod, corev1.EventTypeNormal, EventScheduled, "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
 		return
 	}
