@@ -78,6 +78,10 @@ type Controller struct {
 
 	expectations *controllers.Expectations
 	queue        workqueue.TypedRateLimitingInterface[string]
+
+	// written holds, by key, the ReplicaSet as this controller's last
+	// status write left it, until the cache shows a newer version.
+	written writtenStatus
 }
 
 // New builds the controller on cc's shared ReplicaSet and Pod informers.
@@ -313,11 +317,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	rs, err := c.rsLister.ReplicaSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.expectations.Forget(key)
+		c.written.forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("get replicaset %s: %w", key, err)
 	}
+	// A status written by the last sync that the cache has not shown yet:
+	// start from it, or this sync's write would conflict (and cost a read
+	// and a second write).
+	rs = c.written.newest(key, rs)
 	needsSync := c.expectations.Satisfied(key)
 	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
@@ -352,6 +361,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	updated, err := updateStatus(ctx, c.client.AppsV1().ReplicaSets(namespace), rs.DeepCopy(), status)
 	if err != nil {
 		return errors.Join(manageErr, err)
+	}
+	if updated.ResourceVersion != rs.ResourceVersion {
+		c.written.remember(key, rs.ResourceVersion, updated)
 	}
 	// Look again when the ready pods should have become available.
 	if manageErr == nil && updated.Spec.MinReadySeconds > 0 &&
