@@ -59,6 +59,9 @@ const (
 	slowStartInitialBatchSize = 1
 	// controllerUIDIndex indexes ReplicaSets by their controller's UID.
 	controllerUIDIndex = "replicaset.controllerUID"
+	// podOwnerIndex indexes pods by their controller's UID, and orphans by
+	// orphanKey(namespace), as kube's FilterPodsByOwner finds them.
+	podOwnerIndex = "replicaset.podOwner"
 )
 
 var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
@@ -74,6 +77,7 @@ type Controller struct {
 	rsSynced   cache.InformerSynced
 	rsIndexer  cache.Indexer
 	podLister  corelisters.PodLister
+	podIndexer cache.Indexer
 	podsSynced cache.InformerSynced
 
 	expectations *controllers.Expectations
@@ -121,7 +125,11 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("replicaset controller: watch pods: %w", err)
 	}
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{podOwnerIndex: indexPodByOwner}); err != nil {
+		return nil, fmt.Errorf("replicaset controller: index pods: %w", err)
+	}
 	c.podLister = podInformer.Lister()
+	c.podIndexer = podInformer.Informer().GetIndexer()
 	c.podsSynced = podInformer.Informer().HasSynced
 	return c, nil
 }
@@ -136,6 +144,42 @@ func indexByControllerUID(obj interface{}) ([]string, error) {
 		return nil, nil
 	}
 	return []string{string(ref.UID)}, nil
+}
+
+// indexPodByOwner is podOwnerIndex's function.
+func indexPodByOwner(obj interface{}) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return []string{orphanKey(pod.Namespace)}, nil
+}
+
+// orphanKey is the podOwnerIndex key of the pods of namespace that no
+// controller owns (a UID is never empty, nor contains a slash).
+func orphanKey(namespace string) string { return "orphan/" + namespace }
+
+// podsOf returns, from the cache, the pods rs controls and the orphans of
+// its namespace: the only ones it may keep, release or adopt. An index
+// finds them, where listing the namespace would cost every sync time in
+// proportion to all its pods.
+func (c *Controller) podsOf(rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
+	var out []*corev1.Pod
+	for _, key := range []string{string(rs.UID), orphanKey(rs.Namespace)} {
+		objs, err := c.podIndexer.ByIndex(podOwnerIndex, key)
+		if err != nil {
+			return nil, fmt.Errorf("pods of replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
+		}
+		for _, o := range objs {
+			if pod, ok := o.(*corev1.Pod); ok && pod.Namespace == rs.Namespace {
+				out = append(out, pod)
+			}
+		}
+	}
+	return out, nil
 }
 
 // Run reconciles with workers goroutines until ctx is done, then shuts the
@@ -334,11 +378,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.log.Error("replicaset has an invalid selector", "replicaset", key, "err", err)
 		return nil
 	}
-	// All pods, to also release those that carry our controller reference
-	// but no longer match the selector.
-	all, err := c.podLister.Pods(namespace).List(labels.Everything())
+	// Our pods whatever their labels, to also release those that no longer
+	// match the selector, and the orphans we may adopt.
+	all, err := c.podsOf(rs)
 	if err != nil {
-		return fmt.Errorf("list pods of replicaset %s: %w", key, err)
+		return err
 	}
 	var active, terminating []*corev1.Pod
 	for _, p := range all {
