@@ -41,11 +41,12 @@ fuzz: ## run each fuzz target for FUZZTIME (request decoding and each patch type
 		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) ./internal/api/ || exit 1; \
 	done
 
-bench: ## API vs raw etcd benchmarks and start-up time
+bench: ## API vs raw etcd benchmarks, start-up time, Deployments/s
 	$(GO) test -run '^$$' -bench . -skip WatchFanout -benchtime 2000x ./internal/api/
 	$(GO) test -run '^$$' -bench WatchFanout -benchtime 20x ./internal/api/
 	$(GO) test -run '^$$' -bench Cache -benchtime 2000x ./internal/storage/
 	$(GO) test -run '^$$' -bench Startup -benchtime 10x ./internal/server/
+	$(GO) test -run '^$$' -bench DeploymentsConverge -benchtime 1x ./internal/controllers/deployment/
 
 demo: build ## the seed journey so far, on a temporary data dir
 	./scripts/demo.sh

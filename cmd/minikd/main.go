@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"minik/internal/api"
+	"minik/internal/controllers"
 	"minik/internal/leaderelect"
 	"minik/internal/server"
 	"minik/internal/version"
@@ -109,8 +110,8 @@ func newCommand() *cobra.Command {
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringSliceVar(&ctrls, "controllers", []string{"*"}, "controllers to run: '*' for all, 'name' to enable one, '-name' to disable one")
 	f.IntVar(&workers, "controller-workers", 5, "workers per controller")
-	f.Float64Var(&ctrlQPS, "controller-qps", 200, "queries per second the controller manager may send the API server (client-go's default of 5 would throttle a rollout)")
-	f.IntVar(&ctrlBurst, "controller-burst", 400, "burst of the controller manager's API client")
+	f.Float64Var(&ctrlQPS, "controller-qps", controllers.DefaultQPS, "queries per second each controller's API client may send (each has its own limiter, as kube-controller-manager's --kube-api-qps); negative for no limit")
+	f.IntVar(&ctrlBurst, "controller-burst", controllers.DefaultBurst, "burst of each controller's API client")
 	f.BoolVar(&leaderElect, "leader-elect", false, "run controllers, scheduler and the nodes with the data plane only while holding their Lease (for several minikd sharing one etcd)")
 	f.DurationVar(&election.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long candidates wait after the leader's last renewal before taking over")
 	f.DurationVar(&election.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops leading")

@@ -82,10 +82,14 @@ type Config struct {
 	Known map[string]Constructor
 	// Workers per controller; zero means 5.
 	Workers int
-	// QPS and Burst bound the client; zero means 200 and 400. client-go's
-	// defaults (5 and 10) would throttle a control plane whose API server
-	// is local and cheap: a 100-replica rollout alone writes several
-	// hundred objects.
+	// QPS and Burst bound each controller's client, as
+	// kube-controller-manager's --kube-api-qps and --kube-api-burst do:
+	// every controller has a client and a rate limiter of its own, and so
+	// do the shared informers and the event recorders. Zero means 500 and
+	// 1000 (kube's defaults, 50 and 100, are for a remote API server
+	// shared with a fleet of kubelets; a local one serves about 2,000
+	// writes a second and sheds load itself with
+	// --max-requests-inflight); negative means no client-side limit.
 	QPS   float32
 	Burst int
 	// LeaderElect makes the manager run controllers only while it holds the
@@ -106,6 +110,13 @@ type Config struct {
 	// data, as kube falls back to.
 	RootCA []byte
 }
+
+// DefaultQPS and DefaultBurst are the rate limits of each controller's
+// client when Config leaves them zero.
+const (
+	DefaultQPS   = 500
+	DefaultBurst = 1000
+)
 
 // Manager runs the selected controllers.
 type Manager struct {
@@ -128,10 +139,10 @@ func NewManager(cfg Config) (*Manager, error) {
 		cfg.Workers = 5
 	}
 	if cfg.QPS == 0 {
-		cfg.QPS = 200
+		cfg.QPS = DefaultQPS
 	}
 	if cfg.Burst == 0 {
-		cfg.Burst = 400
+		cfg.Burst = DefaultBurst
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -189,14 +200,11 @@ func Select(spec []string, known map[string]Constructor) ([]string, error) {
 // Start runs the controllers until ctx is done (with leader election, while
 // this manager leads). It returns when every controller has stopped.
 func (m *Manager) Start(ctx context.Context) error {
-	rc := rest.CopyConfig(m.cfg.RESTConfig)
-	rc.QPS, rc.Burst = m.cfg.QPS, m.cfg.Burst
-	rc.UserAgent = "minik-controller-manager"
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := m.client("")
 	if err != nil {
-		return fmt.Errorf("controllers: client: %w", err)
+		return err
 	}
-	mc, err := metadata.NewForConfig(rc)
+	mc, err := metadata.NewForConfig(m.restConfig(""))
 	if err != nil {
 		return fmt.Errorf("controllers: metadata client: %w", err)
 	}
@@ -208,12 +216,37 @@ func (m *Manager) Start(ctx context.Context) error {
 	})
 }
 
+// restConfig is the configuration of the client of the named controller
+// ("" for the manager's own: leader election, informers, events), with
+// its own rate limiter.
+func (m *Manager) restConfig(name string) *rest.Config {
+	rc := rest.CopyConfig(m.cfg.RESTConfig)
+	rc.QPS, rc.Burst = m.cfg.QPS, m.cfg.Burst
+	// A limiter set on the configuration would be shared by every client.
+	rc.RateLimiter = nil
+	rc.UserAgent = "minik-controller-manager"
+	if name != "" {
+		rc.UserAgent += "/" + name
+	}
+	return rc
+}
+
+func (m *Manager) client(name string) (kubernetes.Interface, error) {
+	cs, err := kubernetes.NewForConfig(m.restConfig(name))
+	if err != nil {
+		if name == "" {
+			return nil, fmt.Errorf("controllers: client: %w", err)
+		}
+		return nil, fmt.Errorf("controllers: client of %s: %w", name, err)
+	}
+	return cs, nil
+}
+
 func (m *Manager) run(ctx context.Context, cs kubernetes.Interface, mc metadata.Interface) error {
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
-	cc := &Context{
-		Client:    cs,
+	shared := Context{
 		Metadata:  mc,
 		Informers: informers.NewSharedInformerFactory(cs, 0),
 		Recorder: func(component string) record.EventRecorder {
@@ -225,21 +258,28 @@ func (m *Manager) run(ctx context.Context, cs kubernetes.Interface, mc metadata.
 	}
 	var running []Controller
 	for _, name := range m.enabled {
+		client, err := m.client(name)
+		if err != nil {
+			return err
+		}
+		cc := shared
+		cc.Client = client
 		cc.Logger = m.cfg.Logger.With("controller", name)
-		c, err := m.cfg.Known[name](cc)
+		c, err := m.cfg.Known[name](&cc)
 		if err != nil {
 			return fmt.Errorf("controllers: start %s: %w", name, err)
 		}
 		running = append(running, c)
 	}
-	cc.Informers.Start(ctx.Done())
-	defer cc.Informers.Shutdown()
+	factory := shared.Informers
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
 	// The factory's own wait polls every 100 ms; ask it without waiting
 	// (a closed stop channel) every few milliseconds instead.
 	asked := make(chan struct{})
 	close(asked)
 	if !syncwait.Synced(ctx, func() bool {
-		for _, ok := range cc.Informers.WaitForCacheSync(asked) {
+		for _, ok := range factory.WaitForCacheSync(asked) {
 			if !ok {
 				return false
 			}

@@ -95,8 +95,9 @@ type Config struct {
 	NoScheduler bool
 	// ControllerWorkers is each controller's worker count; zero means 5.
 	ControllerWorkers int
-	// ControllerQPS and ControllerBurst bound the controller manager's API
-	// client; zero means the manager's defaults (200 and 400).
+	// ControllerQPS and ControllerBurst bound each controller's API client;
+	// zero means the manager's defaults (controllers.DefaultQPS and
+	// DefaultBurst).
 	ControllerQPS   float32
 	ControllerBurst int
 	// LeaderElect runs the controllers, the scheduler, and the nodes with

@@ -69,6 +69,7 @@ type Controller struct {
 	dLister   appslisters.DeploymentLister
 	dSynced   cache.InformerSynced
 	rsLister  appslisters.ReplicaSetLister
+	rsIndexer cache.Indexer
 	rsSynced  cache.InformerSynced
 	podLister corelisters.PodLister
 	podSynced cache.InformerSynced
@@ -114,6 +115,7 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 		dLister:   dInf.Lister(),
 		dSynced:   dInf.Informer().HasSynced,
 		rsLister:  rsInf.Lister(),
+		rsIndexer: rsInf.Informer().GetIndexer(),
 		rsSynced:  rsInf.Informer().HasSynced,
 		podLister: podInf.Lister(),
 		podSynced: podInf.Informer().HasSynced,
@@ -132,6 +134,9 @@ func NewController(cc *controllers.Context) (*Controller, error) {
 		DeleteFunc: c.deleteReplicaSet,
 	}); err != nil {
 		return nil, fmt.Errorf("deployment controller: replicaset handler: %w", err)
+	}
+	if err := rsInf.Informer().AddIndexers(cache.Indexers{rsOwnerIndex: indexReplicaSetByOwner}); err != nil {
+		return nil, fmt.Errorf("deployment controller: index replicasets: %w", err)
 	}
 	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: c.deletePod,
@@ -450,11 +455,6 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	podMap, err := c.podMapForDeployment(d, rsList)
-	if err != nil {
-		return err
-	}
-
 	if d.DeletionTimestamp != nil {
 		return c.syncStatusOnly(ctx, d, rsList)
 	}
@@ -475,6 +475,11 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) error {
 	}
 	switch d.Spec.Strategy.Type {
 	case appsv1.RecreateDeploymentStrategyType:
+		// Only Recreate looks at pods (are the old ones all gone?).
+		podMap, err := c.podMapForDeployment(d, rsList)
+		if err != nil {
+			return err
+		}
 		return c.rolloutRecreate(ctx, d, rsList, podMap)
 	case appsv1.RollingUpdateDeploymentStrategyType:
 		return c.rolloutRolling(ctx, d, rsList)

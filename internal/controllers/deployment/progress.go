@@ -15,8 +15,9 @@ import (
 // ReplicaSetUpdated while it moves, ProgressDeadlineExceeded once it has
 // not moved for progressDeadlineSeconds; and the ReplicaSets' ReplicaFailure
 // condition. A Deployment that can still time out is requeued for the
-// moment its deadline passes.
-func (c *Controller) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) error {
+// moment its deadline passes. pending says d carries changes not yet
+// written (a new revision), to write even if the status is unchanged.
+func (c *Controller) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment, pending bool) error {
 	status := c.calculateStatus(allRSs, newRS, d)
 	if !hasProgressDeadline(d) {
 		removeCondition(&status, appsv1.DeploymentProgressing)
@@ -67,7 +68,7 @@ func (c *Controller) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.Rep
 		removeCondition(&status, appsv1.DeploymentReplicaFailure)
 	}
 
-	if reflect.DeepEqual(d.Status, status) {
+	if !pending && reflect.DeepEqual(d.Status, status) {
 		c.requeueStuckDeployment(d, status)
 		return nil
 	}

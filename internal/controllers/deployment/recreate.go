@@ -26,10 +26,10 @@ func (c *Controller) rolloutRecreate(ctx context.Context, d *appsv1.Deployment, 
 		return err
 	}
 	if scaledDown {
-		return c.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return c.syncRolloutStatus(ctx, allRSs, newRS, d, false)
 	}
 	if oldPodsRunning(newRS, oldRSs, podMap) {
-		return c.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return c.syncRolloutStatus(ctx, allRSs, newRS, d, false)
 	}
 
 	if newRS == nil {
@@ -48,7 +48,7 @@ func (c *Controller) rolloutRecreate(ctx context.Context, d *appsv1.Deployment, 
 			return err
 		}
 	}
-	return c.syncRolloutStatus(ctx, allRSs, newRS, d)
+	return c.syncRolloutStatus(ctx, allRSs, newRS, d, false)
 }
 
 // scaleDownOldReplicaSetsForRecreate scales every old ReplicaSet to zero

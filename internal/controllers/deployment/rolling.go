@@ -15,34 +15,45 @@ import (
 // next step waits for the change it causes to come back through the
 // informers.
 func (c *Controller) rolloutRolling(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
-	newRS, oldRSs, err := c.getAllReplicaSetsAndSyncRevision(ctx, d, rsList, true)
+	// The new ReplicaSet's revision and a fresh Progressing condition go
+	// out with this step's status, in one write: kube writes them first
+	// on their own, then the status again.
+	newRS, oldRSs, pending, err := c.getAllReplicaSets(ctx, d, rsList, true, true)
 	if err != nil {
+		return err
+	}
+	// A step that fails still records what getAllReplicaSets set.
+	failed := func(err error) error {
+		if pending {
+			// The step's error is the one to report; this write is best effort.
+			_ = c.updateStatus(ctx, d)
+		}
 		return err
 	}
 	allRSs := append(oldRSs[:len(oldRSs):len(oldRSs)], newRS)
 
 	scaledUp, err := c.reconcileNewReplicaSet(ctx, allRSs, newRS, d)
 	if err != nil {
-		return err
+		return failed(err)
 	}
 	if scaledUp {
-		return c.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return c.syncRolloutStatus(ctx, allRSs, newRS, d, pending)
 	}
 
 	scaledDown, err := c.reconcileOldReplicaSets(ctx, allRSs, filterActive(oldRSs), newRS, d)
 	if err != nil {
-		return err
+		return failed(err)
 	}
 	if scaledDown {
-		return c.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return c.syncRolloutStatus(ctx, allRSs, newRS, d, pending)
 	}
 
 	if deploymentComplete(d, &d.Status) {
 		if err := c.cleanupDeployment(ctx, oldRSs, d); err != nil {
-			return err
+			return failed(err)
 		}
 	}
-	return c.syncRolloutStatus(ctx, allRSs, newRS, d)
+	return c.syncRolloutStatus(ctx, allRSs, newRS, d, pending)
 }
 
 // reconcileNewReplicaSet grows the new ReplicaSet within the surge (or

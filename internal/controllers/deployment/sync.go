@@ -80,12 +80,21 @@ func (c *Controller) updateStatus(ctx context.Context, d *appsv1.Deployment) err
 // with the new one's revision raised above the old ones' and copied to
 // the Deployment.
 func (c *Controller) getAllReplicaSetsAndSyncRevision(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, createIfNotExisted bool) (*appsv1.ReplicaSet, []*appsv1.ReplicaSet, error) {
+	newRS, oldRSs, _, err := c.getAllReplicaSets(ctx, d, rsList, createIfNotExisted, false)
+	return newRS, oldRSs, err
+}
+
+// getAllReplicaSets is getAllReplicaSetsAndSyncRevision that, when
+// deferStatus, leaves the revision and Progressing condition it sets on d
+// for the caller to write with the rest of the sync's status (one write
+// instead of two); pending reports that d has such unwritten changes.
+func (c *Controller) getAllReplicaSets(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, createIfNotExisted, deferStatus bool) (newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, pending bool, err error) {
 	_, allOldRSs := findOldReplicaSets(d, rsList)
-	newRS, err := c.getNewReplicaSet(ctx, d, rsList, allOldRSs, createIfNotExisted)
+	newRS, pending, err = c.getNewReplicaSet(ctx, d, rsList, allOldRSs, createIfNotExisted, deferStatus)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return newRS, allOldRSs, nil
+	return newRS, allOldRSs, pending, nil
 }
 
 // getNewReplicaSet returns the ReplicaSet of d's current template, after
@@ -93,8 +102,10 @@ func (c *Controller) getAllReplicaSetsAndSyncRevision(ctx context.Context, d *ap
 // (named <deployment>-<pod-template-hash>, sized as the strategy allows)
 // when createIfNotExisted. A name taken by a ReplicaSet with another
 // template is a hash collision: status.collisionCount goes up and the
-// sync is retried with a new hash.
-func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, createIfNotExisted bool) (*appsv1.ReplicaSet, error) {
+// sync is retried with a new hash. With deferStatus, the changes it makes
+// to d's revision annotation and status are left unwritten and reported
+// by pending.
+func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, createIfNotExisted, deferStatus bool) (rs *appsv1.ReplicaSet, pending bool, err error) {
 	existing := findNewReplicaSet(d, rsList)
 	newRevision := strconv.FormatInt(maxRevision(oldRSs)+1, 10)
 
@@ -105,9 +116,9 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 			rsCopy.Spec.MinReadySeconds = d.Spec.MinReadySeconds
 			out, err := c.client.AppsV1().ReplicaSets(rsCopy.Namespace).Update(ctx, rsCopy, metav1.UpdateOptions{})
 			if err != nil {
-				return nil, fmt.Errorf("update replica set %s/%s: %w", rsCopy.Namespace, rsCopy.Name, err)
+				return nil, false, fmt.Errorf("update replica set %s/%s: %w", rsCopy.Namespace, rsCopy.Name, err)
 			}
-			return out, nil
+			return out, false, nil
 		}
 		// The revision the ReplicaSet carries is the one it was given.
 		needsUpdate := setDeploymentRevision(d, rsCopy.Annotations[RevisionAnnotation])
@@ -118,16 +129,17 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 			setCondition(&d.Status, newCondition(c.clock.Now(), appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonFoundNewReplicaSet, msg))
 			needsUpdate = true
 		}
-		if needsUpdate {
+		if needsUpdate && !deferStatus {
 			if err := c.updateStatus(ctx, d); err != nil {
-				return nil, err
+				return nil, false, err
 			}
+			needsUpdate = false
 		}
-		return rsCopy, nil
+		return rsCopy, needsUpdate, nil
 	}
 
 	if !createIfNotExisted {
-		return nil, nil
+		return nil, false, nil
 	}
 
 	template := *d.Spec.Template.DeepCopy()
@@ -151,7 +163,7 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 	}
 	count, err := newRSNewReplicas(d, append(oldRSs[:len(oldRSs):len(oldRSs)], newRS), newRS)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	*newRS.Spec.Replicas = count
 	setNewReplicaSetAnnotations(d, newRS, newRevision, false)
@@ -164,7 +176,7 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 		alreadyExists = true
 		rs, getErr := c.rsLister.ReplicaSets(newRS.Namespace).Get(newRS.Name)
 		if getErr != nil {
-			return nil, fmt.Errorf("get replica set %s/%s: %w", newRS.Namespace, newRS.Name, getErr)
+			return nil, false, fmt.Errorf("get replica set %s/%s: %w", newRS.Namespace, newRS.Name, getErr)
 		}
 		// Ours, with our template: it is the new ReplicaSet.
 		if ref := metav1.GetControllerOfNoCopy(rs); ref != nil && ref.UID == d.UID && equalIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
@@ -182,10 +194,10 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 			c.logger.Info("hash collision for deployment, bumping collisionCount",
 				"deployment", d.Namespace+"/"+d.Name, "oldCollisionCount", before, "newCollisionCount", *d.Status.CollisionCount)
 		}
-		return nil, fmt.Errorf("create replica set %s/%s: %w", newRS.Namespace, newRS.Name, err)
+		return nil, false, fmt.Errorf("create replica set %s/%s: %w", newRS.Namespace, newRS.Name, err)
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		// Every create will fail from now on: nothing to report.
-		return nil, err
+		return nil, false, err
 	case err != nil:
 		msg := fmt.Sprintf("Failed to create new replica set %q: %v", newRS.Name, err)
 		if hasProgressDeadline(d) {
@@ -194,7 +206,7 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 			_ = c.updateStatus(ctx, d)
 		}
 		c.recorder.Event(d, corev1.EventTypeWarning, ReasonReplicaSetCreateError, msg)
-		return nil, fmt.Errorf("create replica set %s/%s: %w", newRS.Namespace, newRS.Name, err)
+		return nil, false, fmt.Errorf("create replica set %s/%s: %w", newRS.Namespace, newRS.Name, err)
 	}
 	if !alreadyExists && count > 0 {
 		c.recorder.Eventf(d, corev1.EventTypeNormal, EventScalingReplicaSet, "Scaled up replica set %s from 0 to %d", created.Name, count)
@@ -206,12 +218,13 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 		setCondition(&d.Status, newCondition(c.clock.Now(), appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonNewReplicaSetCreated, msg))
 		needsUpdate = true
 	}
-	if needsUpdate {
+	if needsUpdate && !deferStatus {
 		if err := c.updateStatus(ctx, d); err != nil {
-			return created, err
+			return created, false, err
 		}
+		needsUpdate = false
 	}
-	return created, nil
+	return created, needsUpdate, nil
 }
 
 // scale resizes the ReplicaSets to d's replicas without rolling out: the

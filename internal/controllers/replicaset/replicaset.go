@@ -60,6 +60,9 @@ const (
 	slowStartInitialBatchSize = 1
 	// controllerUIDIndex indexes ReplicaSets by their controller's UID.
 	controllerUIDIndex = "replicaset.controllerUID"
+	// podOwnerIndex indexes pods by their controller's UID, and orphans by
+	// orphanKey(namespace), as kube's FilterPodsByOwner finds them.
+	podOwnerIndex = "replicaset.podOwner"
 )
 
 var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
@@ -75,10 +78,15 @@ type Controller struct {
 	rsSynced   cache.InformerSynced
 	rsIndexer  cache.Indexer
 	podLister  corelisters.PodLister
+	podIndexer cache.Indexer
 	podsSynced cache.InformerSynced
 
 	expectations *controllers.Expectations
 	queue        workqueue.TypedRateLimitingInterface[string]
+
+	// written holds, by key, the ReplicaSet as this controller's last
+	// status write left it, until the cache shows a newer version.
+	written writtenStatus
 }
 
 // New builds the controller on cc's shared ReplicaSet and Pod informers.
@@ -118,7 +126,11 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("replicaset controller: watch pods: %w", err)
 	}
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{podOwnerIndex: indexPodByOwner}); err != nil {
+		return nil, fmt.Errorf("replicaset controller: index pods: %w", err)
+	}
 	c.podLister = podInformer.Lister()
+	c.podIndexer = podInformer.Informer().GetIndexer()
 	c.podsSynced = podInformer.Informer().HasSynced
 	return c, nil
 }
@@ -133,6 +145,42 @@ func indexByControllerUID(obj interface{}) ([]string, error) {
 		return nil, nil
 	}
 	return []string{string(ref.UID)}, nil
+}
+
+// indexPodByOwner is podOwnerIndex's function.
+func indexPodByOwner(obj interface{}) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return []string{orphanKey(pod.Namespace)}, nil
+}
+
+// orphanKey is the podOwnerIndex key of the pods of namespace that no
+// controller owns (a UID is never empty, nor contains a slash).
+func orphanKey(namespace string) string { return "orphan/" + namespace }
+
+// podsOf returns, from the cache, the pods rs controls and the orphans of
+// its namespace: the only ones it may keep, release or adopt. An index
+// finds them, where listing the namespace would cost every sync time in
+// proportion to all its pods.
+func (c *Controller) podsOf(rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
+	var out []*corev1.Pod
+	for _, key := range []string{string(rs.UID), orphanKey(rs.Namespace)} {
+		objs, err := c.podIndexer.ByIndex(podOwnerIndex, key)
+		if err != nil {
+			return nil, fmt.Errorf("pods of replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
+		}
+		for _, o := range objs {
+			if pod, ok := o.(*corev1.Pod); ok && pod.Namespace == rs.Namespace {
+				out = append(out, pod)
+			}
+		}
+	}
+	return out, nil
 }
 
 // Run reconciles with workers goroutines until ctx is done, then shuts the
@@ -314,11 +362,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	rs, err := c.rsLister.ReplicaSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.expectations.Forget(key)
+		c.written.forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("get replicaset %s: %w", key, err)
 	}
+	// A status written by the last sync that the cache has not shown yet:
+	// start from it, or this sync's write would conflict (and cost a read
+	// and a second write).
+	rs = c.written.newest(key, rs)
 	needsSync := c.expectations.Satisfied(key)
 	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
@@ -326,11 +379,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.log.Error("replicaset has an invalid selector", "replicaset", key, "err", err)
 		return nil
 	}
-	// All pods, to also release those that carry our controller reference
-	// but no longer match the selector.
-	all, err := c.podLister.Pods(namespace).List(labels.Everything())
+	// Our pods whatever their labels, to also release those that no longer
+	// match the selector, and the orphans we may adopt.
+	all, err := c.podsOf(rs)
 	if err != nil {
-		return fmt.Errorf("list pods of replicaset %s: %w", key, err)
+		return err
 	}
 	var active, terminating []*corev1.Pod
 	for _, p := range all {
@@ -353,6 +406,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	updated, err := updateStatus(ctx, c.client.AppsV1().ReplicaSets(namespace), rs.DeepCopy(), status)
 	if err != nil {
 		return errors.Join(manageErr, err)
+	}
+	if updated.ResourceVersion != rs.ResourceVersion {
+		c.written.remember(key, rs.ResourceVersion, updated)
 	}
 	// Look again when the ready pods should have become available.
 	if manageErr == nil && updated.Spec.MinReadySeconds > 0 &&

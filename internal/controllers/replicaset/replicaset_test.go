@@ -368,7 +368,10 @@ func TestReplicaSetMinReadySeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctrltest.Wait(t, "2 pods", func() bool { return len(listPods(ctx, t, cs, ns, "app=web")) == 2 })
-	marked := time.Now()
+	// The pods' Ready lastTransitionTime as the API keeps it: whole
+	// seconds, so they may become available up to a second before
+	// time.Now()+minReadySeconds.
+	marked := time.Now().Truncate(time.Second)
 	ctrltest.MarkPodsReady(ctx, t, cs, ns, "app=web")
 	ctrltest.Wait(t, "2 ready replicas", func() bool { return getRS(ctx, t, cs, ns, "web").Status.ReadyReplicas == 2 })
 	// Nothing changes on the pods after this: only the controller's own

@@ -3,6 +3,7 @@ package replicaset
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -122,4 +123,54 @@ func updateStatus(ctx context.Context, c typedappsv1.ReplicaSetInterface, rs *ap
 		// reporting that one.
 		rs = fresh
 	}
+}
+
+// writtenStatus remembers, per ReplicaSet key, the object a status write
+// returned and the resourceVersion it replaced. While the informer's cache
+// still holds that replaced version, the written object is the newer one;
+// once the cache moves on, it is forgotten. kube's controller reads the
+// cache alone, and when its write conflicts, reads the ReplicaSet from the
+// API server and writes again: two requests this saves.
+type writtenStatus struct {
+	mu sync.Mutex
+	by map[string]written
+}
+
+type written struct {
+	replaced string
+	rs       *appsv1.ReplicaSet
+}
+
+// remember records that rs replaced the version replaced of key.
+func (w *writtenStatus) remember(key, replaced string, rs *appsv1.ReplicaSet) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.by == nil {
+		w.by = map[string]written{}
+	}
+	w.by[key] = written{replaced: replaced, rs: rs}
+}
+
+// newest returns the remembered write of key if cached is the version it
+// replaced (the cache is behind), cached otherwise. Callers must not
+// change what it returns.
+func (w *writtenStatus) newest(key string, cached *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, ok := w.by[key]
+	if !ok {
+		return cached
+	}
+	if last.replaced == cached.ResourceVersion && last.rs.UID == cached.UID {
+		return last.rs
+	}
+	delete(w.by, key)
+	return cached
+}
+
+// forget drops what is remembered of key (the ReplicaSet is gone).
+func (w *writtenStatus) forget(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.by, key)
 }
