@@ -55,7 +55,7 @@ func owns(e *metav1.ManagedFieldsEntry, path ...string) bool {
 		return false
 	}
 	var node map[string]any
-	if err := json.Unmarshal(e.FieldsV1.Raw, &node); err != nil {
+	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &node); err != nil {
 		return false
 	}
 	for _, p := range path {
@@ -278,7 +278,7 @@ func TestManagedFieldsOnWrites(t *testing.T) {
 			t.Fatalf("managedFields: %+v", got.ManagedFields)
 		}
 		if owns(e, "f:status") {
-			t.Fatalf("a create owns status: %s", e.FieldsV1.Raw)
+			t.Fatalf("a create owns status: %s", e.FieldsV1.GetRawBytes())
 		}
 		stored, _ := cs.AppsV1().Deployments("mf").Get(ctx, "named", metav1.GetOptions{})
 		if len(stored.ManagedFields) != 1 {

@@ -67,6 +67,7 @@ func deleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("Invalid dry run value: %s. Supported value is: All", v))
 		}
 	}
+	//lint:ignore SA1019 kube-apiserver still honours the deprecated field
 	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
 		return nil, apierrors.NewBadRequest("orphanDependents and propagationPolicy cannot be both set")
 	}
@@ -218,6 +219,7 @@ func propagation(opts *metav1.DeleteOptions) metav1.DeletionPropagation {
 	if opts.PropagationPolicy != nil {
 		return *opts.PropagationPolicy
 	}
+	//lint:ignore SA1019 kube-apiserver still honours the deprecated field
 	if opts.OrphanDependents != nil {
 		if *opts.OrphanDependents {
 			return metav1.DeletePropagationOrphan

@@ -7,11 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
-	"k8s.io/apimachinery/pkg/util/sets"
 	sigsjson "sigs.k8s.io/json"
 
 	"minik/internal/registry"
@@ -174,9 +172,6 @@ func specChanged(a, b runtime.Object) bool {
 	}
 	return false
 }
-
-// systemFinalizers are the finalizers the API server itself understands.
-var systemFinalizers = sets.New(metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents)
 
 func equalSemantic(a, b interface{}) bool {
 	return equality.Semantic.DeepEqual(a, b)

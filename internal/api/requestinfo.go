@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/fields"
 )
 
@@ -127,7 +127,7 @@ func selectedName(selector string) string {
 		return ""
 	}
 	name, ok := sel.RequiresExactMatch("metadata.name")
-	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
+	if !ok || len(content.IsPathSegmentName(name)) > 0 {
 		return ""
 	}
 	return name

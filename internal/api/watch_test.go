@@ -198,11 +198,11 @@ func TestInformerResumesAndRelists(t *testing.T) {
 	cms := cs.CoreV1().ConfigMaps("rl")
 	var lists, watches atomic.Int32
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			lists.Add(1)
 			return cms.List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			watches.Add(1)
 			if o.SendInitialEvents != nil && *o.SendInitialEvents {
 				// client-go's watch-list: a list by other means.

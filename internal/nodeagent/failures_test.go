@@ -67,7 +67,7 @@ func TestFailures(t *testing.T) {
 		if want := "starting app version 1.4.2\nfatal: cannot connect to database at db.demo.svc:5432\n"; string(prev) != want {
 			t.Errorf("previous log %q, want %q", prev, want)
 		}
-		p = waitPod(t, cs, "default", pod.Name, "restartCount growing", func(p *corev1.Pod) bool {
+		waitPod(t, cs, "default", pod.Name, "restartCount growing", func(p *corev1.Pod) bool {
 			return containerStatus(p, "app").RestartCount >= 3
 		})
 	})

@@ -27,8 +27,8 @@ func nginxPod(name string) *corev1.Pod {
 // Ready with the kubelet's events, and answers HTTP on its pod IP.
 func TestNginxRunsAndServes(t *testing.T) {
 	_, cs := cluster(t, 2)
-	pod := runPod(t, cs, nginxPod("web-1"), "minik-node-2")
-	pod = waitPod(t, cs, "default", "web-1", "Running and Ready", func(p *corev1.Pod) bool {
+	runPod(t, cs, nginxPod("web-1"), "minik-node-2")
+	pod := waitPod(t, cs, "default", "web-1", "Running and Ready", func(p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodRunning && isReady(p)
 	})
 	for _, c := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady, corev1.PodScheduled} {

@@ -3,8 +3,8 @@ package registry
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -23,7 +23,7 @@ var (
 	// a letter.
 	nameIsDNS1035Label = apivalidation.NameIsDNS1035Label
 	// nameIsPathSegment is the rule of RBAC objects.
-	nameIsPathSegment = path.ValidatePathSegmentName
+	nameIsPathSegment = pathSegmentName
 )
 
 var (
@@ -150,4 +150,14 @@ func validateIP(value string, p *field.Path) field.ErrorList {
 // validateCIDR checks a CIDR the lenient way, as validateIP does IPs.
 func validateCIDR(value string, p *field.Path) field.ErrorList {
 	return validation.IsValidCIDRForLegacyField(p, value, false, nil)
+}
+
+// pathSegmentName is apimachinery's ValidatePathSegmentName (deprecated
+// there in favour of a local function): a name, or with prefix a
+// generateName, that can be one segment of a URL path.
+func pathSegmentName(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
 }

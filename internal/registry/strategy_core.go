@@ -275,6 +275,7 @@ func defaultNode(n *corev1.Node) {
 }
 
 func prepareNodeForCreate(n *corev1.Node) {
+	//lint:ignore SA1019 kube drops the removed field on writes
 	n.Spec.ConfigSource = nil
 	n.Status.Config = nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -179,14 +179,14 @@ func validateTypedLocalObjectReference(apiGroup *string, kind, name string, p *f
 	if kind == "" {
 		errs = append(errs, field.Required(p.Child("kind"), "kind is required"))
 	} else {
-		for _, msg := range path.IsValidPathSegmentName(kind) {
+		for _, msg := range content.IsPathSegmentName(kind) {
 			errs = append(errs, field.Invalid(p.Child("kind"), kind, msg))
 		}
 	}
 	if name == "" {
 		errs = append(errs, field.Required(p.Child("name"), "name is required"))
 	} else {
-		for _, msg := range path.IsValidPathSegmentName(name) {
+		for _, msg := range content.IsPathSegmentName(name) {
 			errs = append(errs, field.Invalid(p.Child("name"), name, msg))
 		}
 	}

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -107,7 +106,7 @@ func withGenericChecks(s Strategy, namespaced bool) Strategy {
 		if err != nil {
 			return field.ErrorList{field.InternalError(metadataPath, err)}
 		}
-		return apivalidation.ValidateObjectMetaAccessor(accessor, namespaced, path.ValidatePathSegmentName, metadataPath)
+		return apivalidation.ValidateObjectMetaAccessor(accessor, namespaced, pathSegmentName, metadataPath)
 	}
 	validateUpdate := s.ValidateUpdate
 	s.ValidateUpdate = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
@@ -119,7 +118,7 @@ func withGenericChecks(s Strategy, namespaced bool) Strategy {
 		if err != nil {
 			return field.ErrorList{field.InternalError(metadataPath, err)}
 		}
-		errs := apivalidation.ValidateObjectMetaAccessor(accessor, namespaced, path.ValidatePathSegmentName, metadataPath)
+		errs := apivalidation.ValidateObjectMetaAccessor(accessor, namespaced, pathSegmentName, metadataPath)
 		errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(accessor, oldAccessor, metadataPath)...)
 		if validateUpdate != nil {
 			errs = append(errs, validateUpdate(ctx, obj, old)...)

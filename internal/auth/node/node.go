@@ -297,6 +297,7 @@ func admitNode(node string, a *admission.Attributes, forbidden func(error) error
 		if n == nil {
 			return nil
 		}
+		//lint:ignore SA1019 NodeRestriction still refuses the removed field, as kube's
 		if n.Spec.ConfigSource != nil {
 			return forbidden(fmt.Errorf("node %q is not allowed to create pods with a non-nil configSource", node))
 		}
@@ -309,6 +310,7 @@ func admitNode(node string, a *admission.Attributes, forbidden func(error) error
 		if n == nil || old == nil {
 			return nil
 		}
+		//lint:ignore SA1019 NodeRestriction still refuses the removed field, as kube's
 		if n.Spec.ConfigSource != nil && !equality.Semantic.DeepEqual(n.Spec.ConfigSource, old.Spec.ConfigSource) {
 			return forbidden(fmt.Errorf("node %q is not allowed to update configSource to a new non-nil configSource", node))
 		}

@@ -203,8 +203,7 @@ func TestCronJob(t *testing.T) {
 	t.Run("Forbid starts no job while one is active", func(t *testing.T) {
 		cj := newCronJob("exclusive", "*/1 * * * *")
 		cj.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent
-		cj, err := cs.BatchV1().CronJobs(ns).Create(ctx, cj, metav1.CreateOptions{})
-		if err != nil {
+		if _, err := cs.BatchV1().CronJobs(ns).Create(ctx, cj, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		// Created at real time, before the fake clock: its first time is

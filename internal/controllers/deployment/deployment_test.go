@@ -121,7 +121,7 @@ func TestRollingUpdateRespectsSurgeAndUnavailability(t *testing.T) {
 			e.kubelet(notBroken)
 			d := newDeployment("web", 3, "nginx:1.27")
 			d.Spec.Strategy.RollingUpdate = &appsv1.RollingUpdateDeployment{MaxSurge: ptrIntStr(tt.surge), MaxUnavailable: ptrIntStr(tt.unavailable)}
-			d = e.create(d)
+			e.create(d)
 			d = e.waitComplete("web")
 			oldRS := e.newRS(d)
 
@@ -149,7 +149,7 @@ func TestRollingUpdateRespectsSurgeAndUnavailability(t *testing.T) {
 			})
 			d = e.update("web", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28" })
 			newRS := e.newRS(d)
-			d = e.waitComplete("web")
+			e.waitComplete("web")
 
 			states, violations := rec.result()
 			if len(violations) > 0 {
@@ -180,7 +180,7 @@ func TestScaleUpAndDown(t *testing.T) {
 	rs := e.newRS(d)
 
 	e.update("web", func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(5)) })
-	d = e.waitComplete("web")
+	e.waitComplete("web")
 	e.waitEvent("web", deployment.EventScalingReplicaSet, fmt.Sprintf("Scaled up replica set %s from 3 to 5", rs.Name))
 
 	e.update("web", func(d *appsv1.Deployment) { d.Spec.Replicas = new(int32(2)) })
