@@ -220,8 +220,8 @@ func propagation(opts *metav1.DeleteOptions) metav1.DeletionPropagation {
 		return *opts.PropagationPolicy
 	}
 	//lint:ignore SA1019 kube-apiserver still honours the deprecated field
-	if opts.OrphanDependents != nil {
-		if *opts.OrphanDependents {
+	if orphan := opts.OrphanDependents; orphan != nil {
+		if *orphan {
 			return metav1.DeletePropagationOrphan
 		}
 		return metav1.DeletePropagationBackground
