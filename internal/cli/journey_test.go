@@ -298,6 +298,9 @@ func TestJourneyOfFailures(t *testing.T) {
 		{"missing-configmap-volume", journey.StageContainers, journey.CheckpointRestarting, "FailedMount"},
 		{"readiness-wrong-path", journey.StageTraffic, journey.CheckpointNotReady, "404"},
 		{"readiness-wrong-port", journey.StageTraffic, journey.CheckpointNotReady, "connection refused"},
+		// Available without a readiness probe, yet restarted by its
+		// liveness probe: not converged all the same.
+		{"liveness-failing", journey.StageContainers, journey.CheckpointRestarting, "last exit code 137"},
 	}
 	ns := func(name string) string { return "j-" + name }
 	create := func(name string) {
@@ -361,34 +364,115 @@ func TestJourneyOfFailures(t *testing.T) {
 	cases = append(cases, failureCase{"rejected", journey.StageSubmit, journey.CheckpointRejected, "Invalid"})
 
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			waitJourney(t, kc, ns(c.name), c.name, func(j *journey.Journey) bool {
-				return j.Checkpoint != nil && j.Checkpoint.Name == c.checkpoint && strings.Contains(strings.Join(j.Checkpoint.Evidence, "\n"), c.evidence)
-			})
-			// The state moves on (back-offs, retries): the journey is
-			// read until its masked checkpoint is the golden's.
-			golden := "failure-" + c.name + ".txt"
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				out, errOut, code := run(t, kc, "-n", ns(c.name), "journey", "deployment/"+c.name)
-				wantErr := fmt.Sprintf("error: deployment %q has not converged: stopped at stage %d (%s): %s\n", c.name, c.stage, c.stage, c.checkpoint)
-				i := strings.Index(out, "\nStopped at stage")
-				got := ""
-				if i >= 0 {
-					got = maskCheckpoint(out[i+1:])
-				}
-				if code == 1 && errOut == wantErr && got != "" && (*updateJourney && strings.Contains(out, c.evidence) || got == readGolden(t, golden)) {
-					t.Logf("journey of %s:\n%s", c.name, out)
-					checkGolden(t, golden, got)
-					return
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("journey of %s: exit %d (want 1), stderr %q (want %q), checkpoint:\n%s\nwant:\n%s\nwhole output:\n%s", c.name, code, errOut, wantErr, got, readGolden(t, golden), out)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkFailureJourney(t, kc, ns(c.name), c) })
 	}
+}
+
+// checkFailureJourney waits until the journey of c's Deployment in ns
+// stops at c's checkpoint, then until its masked checkpoint is the
+// golden's, and checks the exit code and the error.
+func checkFailureJourney(t *testing.T, kc, ns string, c failureCase) {
+	t.Helper()
+	waitJourney(t, kc, ns, c.name, func(j *journey.Journey) bool {
+		return j.Checkpoint != nil && j.Checkpoint.Name == c.checkpoint && strings.Contains(strings.Join(j.Checkpoint.Evidence, "\n"), c.evidence)
+	})
+	// The state moves on (back-offs, retries): the journey is read
+	// until its masked checkpoint is the golden's.
+	golden := "failure-" + c.name + ".txt"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, errOut, code := run(t, kc, "-n", ns, "journey", "deployment/"+c.name)
+		wantErr := fmt.Sprintf("error: deployment %q has not converged: stopped at stage %d (%s): %s\n", c.name, c.stage, c.stage, c.checkpoint)
+		i := strings.Index(out, "\nStopped at stage")
+		got := ""
+		if i >= 0 {
+			got = maskCheckpoint(out[i+1:])
+		}
+		if code == 1 && errOut == wantErr && got != "" && (*updateJourney && strings.Contains(out, c.evidence) || got == readGolden(t, golden)) {
+			t.Logf("journey of %s:\n%s", c.name, out)
+			checkGolden(t, golden, got)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("journey of %s: exit %d (want 1), stderr %q (want %q), checkpoint:\n%s\nwant:\n%s\nwhole output:\n%s", c.name, code, errOut, wantErr, got, readGolden(t, golden), out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestJourneyOfAnUntoleratedTaint taints every node, waits until the
+// scheduler has seen the taints (a canary pod per node that tolerates
+// them and selects its node by a label put in the same write is bound),
+// and checks that the journey of a Deployment without the toleration
+// stops at scheduling. It has its own cluster: the taints would keep the
+// other failures' pods from their nodes.
+func TestJourneyOfAnUntoleratedTaint(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"*"}, Scheduler: true, Nodes: 3})
+	kc := srv.KubeconfigPath
+	cs := srv.Client(t)
+	ctx := context.Background()
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 3 {
+		t.Fatalf("%d nodes, want 3", len(nodes.Items))
+	}
+	taint := corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}
+	const seen = "minik.test/tainted"
+	for _, n := range nodes.Items {
+		n.Spec.Taints = append(n.Spec.Taints, taint)
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[seen] = n.Name
+		if _, err := cs.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("taint node %s: %v", n.Name, err)
+		}
+	}
+	var canaries []string
+	for _, n := range nodes.Items {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "canary-" + n.Name, Namespace: "default"},
+			Spec: corev1.PodSpec{
+				NodeSelector: map[string]string{seen: n.Name},
+				Tolerations:  []corev1.Toleration{{Key: taint.Key, Operator: corev1.TolerationOpEqual, Value: taint.Value, Effect: taint.Effect}},
+				Containers:   []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
+			},
+		}
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		canaries = append(canaries, pod.Name)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, name := range canaries {
+		for {
+			p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Spec.NodeName != "" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("canary pod %s was not scheduled in 30s: the scheduler did not see the nodes' taints", name)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	c := failureCase{"untolerated-taint", journey.StageSchedule, journey.CheckpointPending,
+		"FailedScheduling: 0/3 nodes are available: 3 node(s) had untolerated taint(s)"}
+	ns := "j-" + c.name
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := deploymentOfPod(t, filepath.Join("../../testdata/failures", c.name+".yaml"), ns)
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkFailureJourney(t, kc, ns, c)
 }
 
 // TestJourneyBadInput checks the errors of an unknown object, a kind

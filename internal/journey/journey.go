@@ -568,7 +568,9 @@ func (b *builder) containers() {
 				continue
 			}
 			stage, target := StageContainers, Runtime
-			if e.Reason == "Unhealthy" {
+			if e.Reason == "Unhealthy" && !strings.HasPrefix(e.Message, "Liveness probe") && !strings.HasPrefix(e.Message, "Startup probe") {
+				// Readiness gates traffic; liveness and startup
+				// probes restart containers.
 				stage = StageTraffic
 			}
 			if !runtimeReasons[e.Reason] {
@@ -726,6 +728,16 @@ func (b *builder) converge() {
 			j.Checkpoint = cp
 			return
 		}
+		// rollout status counts a pod available once Ready for
+		// minReadySeconds; without a readiness probe a container that
+		// its liveness probe kills again and again still counts. The
+		// seed's checkpoint "restarts" is named all the same: a
+		// rollout whose containers restart has not settled.
+		if ev := b.containerTrouble(); len(ev) > 0 {
+			ev = append(ev, fmt.Sprintf("deployments/%s reports %d/%d updated replicas available (rollout status succeeds), yet its containers restart", d.Name, d.Status.AvailableReplicas, want))
+			j.Checkpoint = &Checkpoint{Stage: StageContainers, Name: CheckpointRestarting, Evidence: ev}
+			return
+		}
 		j.Converged = true
 		at := b.convergedAt()
 		b.add(Step{Stage: StageConverged, At: at, Actor: DeploymentCtrl, User: controllerManagerUser, Target: APIServer,
@@ -800,34 +812,8 @@ func (b *builder) checkpoint(want int32) *Checkpoint {
 		return &Checkpoint{Stage: StageSchedule, Name: CheckpointPending, Evidence: tail(ev, maxEvidencePerCategory)}
 	}
 	// Stage 4: containers waiting or restarting.
-	for _, p := range b.pods {
-		for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-			var parts []string
-			if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
-				parts = append(parts, w.Reason)
-				if w.Message != "" {
-					parts = append(parts, w.Message)
-				}
-			}
-			if cs.RestartCount > 0 {
-				r := fmt.Sprintf("restarted %d times", cs.RestartCount)
-				if t := cs.LastTerminationState.Terminated; t != nil {
-					r += fmt.Sprintf(", last exit code %d (%s)", t.ExitCode, t.Reason)
-				}
-				parts = append(parts, r)
-			}
-			if len(parts) > 0 {
-				ev = append(ev, fmt.Sprintf("pods/%s container %s: %s", p.Name, cs.Name, strings.Join(parts, "; ")))
-			}
-		}
-		for _, e := range lastWarnings(b.eventsOf("Pod", p.Name, p.UID)) {
-			if strings.HasPrefix(e, "FailedMount") {
-				ev = append(ev, fmt.Sprintf("pods/%s %s", p.Name, e))
-			}
-		}
-	}
-	if len(ev) > 0 {
-		return &Checkpoint{Stage: StageContainers, Name: CheckpointRestarting, Evidence: tail(dedupe(ev), 2*maxEvidencePerCategory)}
+	if ev := b.containerTrouble(); len(ev) > 0 {
+		return &Checkpoint{Stage: StageContainers, Name: CheckpointRestarting, Evidence: ev}
 	}
 	// Stage 5: pods running but not Ready, then Services without ready
 	// endpoints.
@@ -851,6 +837,44 @@ func (b *builder) checkpoint(want int32) *Checkpoint {
 	return &Checkpoint{Stage: StageConverged, Name: CheckpointProgressing, Evidence: append([]string{
 		fmt.Sprintf("%d of %d updated replicas are available (observed generation %d of %d)", b.d.Status.AvailableReplicas, want, b.d.Status.ObservedGeneration, b.d.Generation),
 	}, b.deploymentConditions()...)}
+}
+
+// containerTrouble is the evidence of the revision's containers that
+// wait (other than for their creation) or have restarted: their state,
+// restart count and last exit code, the FailedMount warnings, and the
+// failures of the probes that restart a container (liveness, startup).
+func (b *builder) containerTrouble() []string {
+	var ev []string
+	for _, p := range b.pods {
+		for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+			var parts []string
+			if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+				parts = append(parts, w.Reason)
+				if w.Message != "" {
+					parts = append(parts, w.Message)
+				}
+			}
+			if cs.RestartCount > 0 {
+				r := fmt.Sprintf("restarted %d times", cs.RestartCount)
+				if t := cs.LastTerminationState.Terminated; t != nil {
+					r += fmt.Sprintf(", last exit code %d (%s)", t.ExitCode, t.Reason)
+				}
+				parts = append(parts, r)
+			}
+			if len(parts) > 0 {
+				ev = append(ev, fmt.Sprintf("pods/%s container %s: %s", p.Name, cs.Name, strings.Join(parts, "; ")))
+			}
+		}
+		for _, e := range lastWarnings(b.eventsOf("Pod", p.Name, p.UID)) {
+			if strings.HasPrefix(e, "FailedMount") || strings.HasPrefix(e, "Unhealthy: Liveness probe failed") || strings.HasPrefix(e, "Unhealthy: Startup probe failed") {
+				ev = append(ev, fmt.Sprintf("pods/%s %s", p.Name, e))
+			}
+		}
+	}
+	if len(ev) == 0 {
+		return nil
+	}
+	return tail(dedupe(ev), 2*maxEvidencePerCategory)
 }
 
 // noEndpoints is the checkpoint of Services meant for the pods that have

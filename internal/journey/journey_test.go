@@ -214,6 +214,14 @@ func TestBuildStopsAtTheCheckpoint(t *testing.T) {
 				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}}
 			in.Deployment.Status.AvailableReplicas--
 		}, StageContainers, CheckpointRestarting, "CrashLoopBackOff; restarted 4 times, last exit code 2 (Error)"},
+		{"a rollout available while a liveness probe restarts its container", func(in *Inputs) {
+			p := &in.Pods[1]
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 1, Ready: true,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}}}}
+			in.Events = append(in.Events, corev1.Event{Reason: "Unhealthy", Message: "Liveness probe failed: cat: can't open '/tmp/healthy'", Type: corev1.EventTypeWarning, Count: 3,
+				Source: corev1.EventSource{Component: "kubelet"}, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: p.Name, UID: p.UID}})
+		}, StageContainers, CheckpointRestarting, "Unhealthy: Liveness probe failed: cat: can't open '/tmp/healthy' (x3)"},
 		{"a pod that is not Ready", func(in *Inputs) {
 			p := &in.Pods[2]
 			p.Status.Conditions[1].Status = corev1.ConditionFalse
