@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -304,7 +305,29 @@ func (o *JourneyOptions) Inputs(ctx context.Context) (*journey.Inputs, error) {
 			return nil, err
 		}
 	}
+	in.PreviousLogs = previousLogs(ctx, o.cs, in.Pods)
 	return in, nil
+}
+
+// previousLogs reads the last lines of the previous run of each restarted
+// container (at most maxPreviousLogs of them), as `kubectl logs
+// --previous --tail` would; a log that cannot be read is left out.
+func previousLogs(ctx context.Context, cs kubernetes.Interface, pods []corev1.Pod) map[string]string {
+	const maxPreviousLogs = 10
+	out := map[string]string{}
+	tail := int64(journey.PreviousLogLines)
+	for _, p := range pods {
+		for _, st := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+			if st.RestartCount == 0 || len(out) >= maxPreviousLogs {
+				continue
+			}
+			raw, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: st.Name, Previous: true, TailLines: &tail}).DoRaw(ctx)
+			if err == nil && len(raw) > 0 {
+				out[journey.PreviousLogKey(p.Name, st.Name)] = string(raw)
+			}
+		}
+	}
+	return out
 }
 
 // listRecords lists a namespace's trail, page by page, oldest first.

@@ -179,6 +179,9 @@ type Inputs struct {
 	EndpointSlices []discoveryv1.EndpointSlice
 	Ingresses      []networkingv1.Ingress
 	Events         []corev1.Event
+	// PreviousLogs holds the last lines of the previous run of restarted
+	// containers, keyed by PreviousLogKey; absent when not read.
+	PreviousLogs map[string]string
 	// Records is the namespace's write trail, oldest first; nil when the
 	// cluster does not serve trail.minik.dev.
 	Records []trail.Record
@@ -188,6 +191,13 @@ type Inputs struct {
 	// Now is when the inputs were read.
 	Now time.Time
 }
+
+// PreviousLogKey keys Inputs.PreviousLogs: a pod's container.
+func PreviousLogKey(pod, container string) string { return pod + "/" + container }
+
+// PreviousLogLines is how many of a restarted container's last log lines
+// the journey shows as evidence.
+const PreviousLogLines = 3
 
 // ErrNotFound is returned when neither the Deployment nor a rejected
 // submission of it is known.
@@ -863,6 +873,9 @@ func (b *builder) containerTrouble() []string {
 			}
 			if len(parts) > 0 {
 				ev = append(ev, fmt.Sprintf("pods/%s container %s: %s", p.Name, cs.Name, strings.Join(parts, "; ")))
+			}
+			if l := strings.TrimRight(b.in.PreviousLogs[PreviousLogKey(p.Name, cs.Name)], "\n"); cs.RestartCount > 0 && l != "" {
+				ev = append(ev, fmt.Sprintf("pods/%s container %s, last log lines before the restart: %s", p.Name, cs.Name, strings.ReplaceAll(l, "\n", " | ")))
 			}
 		}
 		for _, e := range lastWarnings(b.eventsOf("Pod", p.Name, p.UID)) {
