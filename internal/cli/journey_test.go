@@ -418,49 +418,7 @@ func TestJourneyOfAnUntoleratedTaint(t *testing.T) {
 	if len(nodes.Items) != 3 {
 		t.Fatalf("%d nodes, want 3", len(nodes.Items))
 	}
-	taint := corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}
-	const seen = "minik.test/tainted"
-	for _, n := range nodes.Items {
-		n.Spec.Taints = append(n.Spec.Taints, taint)
-		if n.Labels == nil {
-			n.Labels = map[string]string{}
-		}
-		n.Labels[seen] = n.Name
-		if _, err := cs.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
-			t.Fatalf("taint node %s: %v", n.Name, err)
-		}
-	}
-	var canaries []string
-	for _, n := range nodes.Items {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "canary-" + n.Name, Namespace: "default"},
-			Spec: corev1.PodSpec{
-				NodeSelector: map[string]string{seen: n.Name},
-				Tolerations:  []corev1.Toleration{{Key: taint.Key, Operator: corev1.TolerationOpEqual, Value: taint.Value, Effect: taint.Effect}},
-				Containers:   []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
-			},
-		}
-		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		canaries = append(canaries, pod.Name)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, name := range canaries {
-		for {
-			p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Spec.NodeName != "" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("canary pod %s was not scheduled in 30s: the scheduler did not see the nodes' taints", name)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	testserver.TaintNodes(t, cs, corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule})
 
 	c := failureCase{"untolerated-taint", journey.StageSchedule, journey.CheckpointPending,
 		"FailedScheduling: 0/3 nodes are available: 3 node(s) had untolerated taint(s)"}

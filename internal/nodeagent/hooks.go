@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,29 +61,12 @@ func (w *podWorker) hookHTTP(ctx context.Context, spec *corev1.Container, g *cor
 	if err != nil {
 		return err
 	}
-	host := g.Host
-	if host == "" {
-		host = ip
-	}
-	scheme := strings.ToLower(string(g.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
-	u.Path, u.RawQuery, _ = strings.Cut(g.Path, "?")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := httpGetRequest(ctx, g, ip, port, nil)
 	if err != nil {
 		return err
 	}
-	for _, h := range g.HTTPHeaders {
-		if strings.EqualFold(h.Name, "Host") {
-			req.Host = h.Value
-			continue
-		}
-		req.Header.Set(h.Name, h.Value)
-	}
 	client := w.n.http
-	if scheme == "https" {
+	if req.URL.Scheme == "https" {
 		client = &http.Client{Transport: &http.Transport{DialContext: w.n.dialer.DialContext, DisableKeepAlives: true,
 			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the kubelet does not verify hooks either
 	}

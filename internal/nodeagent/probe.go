@@ -158,32 +158,12 @@ func (w *podWorker) probe(ctx context.Context, kind probeKind, p *corev1.Probe, 
 		if err != nil {
 			return false, err.Error(), true
 		}
-		host := g.Host
-		if host == "" {
-			host = ip
-		}
-		scheme := strings.ToLower(string(g.Scheme))
-		if scheme == "" {
-			scheme = "http"
-		}
-		u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
-		pathPart, query, _ := strings.Cut(g.Path, "?")
-		u.Path, u.RawQuery = pathPart, query
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		req, err := httpGetRequest(ctx, g, ip, port, http.Header{"User-Agent": {"kube-probe/1.37"}, "Accept": {"*/*"}})
 		if err != nil {
 			return false, err.Error(), true
 		}
-		req.Header.Set("User-Agent", "kube-probe/1.37")
-		req.Header.Set("Accept", "*/*")
-		for _, h := range g.HTTPHeaders {
-			if strings.EqualFold(h.Name, "Host") {
-				req.Host = h.Value
-				continue
-			}
-			req.Header.Set(h.Name, h.Value)
-		}
 		client := w.n.http
-		if scheme == "https" {
+		if req.URL.Scheme == "https" {
 			client = &http.Client{Transport: &http.Transport{DialContext: w.n.dialer.DialContext, DisableKeepAlives: true,
 				TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // the kubelet does not verify probes either
 				CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -248,4 +228,36 @@ func resolvePort(p intstr.IntOrString, spec *corev1.Container) (int, error) {
 		return n, nil
 	}
 	return 0, fmt.Errorf("couldn't find port: %v in %v", p.StrVal, spec.Name)
+}
+
+// httpGetRequest is the kubelet's GET for an httpGet probe or hook: to
+// the action's host (else the pod's IP) and port, its scheme (http by
+// default), path and query, with the given default headers and then the
+// action's own (a Host header sets the request's host).
+func httpGetRequest(ctx context.Context, g *corev1.HTTPGetAction, podIP string, port int, defaults http.Header) (*http.Request, error) {
+	host := g.Host
+	if host == "" {
+		host = podIP
+	}
+	scheme := strings.ToLower(string(g.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
+	u.Path, u.RawQuery, _ = strings.Cut(g.Path, "?")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range defaults {
+		req.Header[k] = v
+	}
+	for _, h := range g.HTTPHeaders {
+		if strings.EqualFold(h.Name, "Host") {
+			req.Host = h.Value
+			continue
+		}
+		req.Header.Set(h.Name, h.Value)
+	}
+	return req, nil
 }

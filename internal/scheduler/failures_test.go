@@ -125,65 +125,7 @@ func TestFailureManifestsStayPending(t *testing.T) {
 		unschedulable(t, cs, create("unsatisfiable-affinity.yaml"), "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.")
 	})
 	t.Run("a pod that tolerates no taint of the tainted nodes stays Pending", func(t *testing.T) {
-		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		taint := corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}
-		for _, n := range nodes.Items {
-			n.Spec.Taints = append(n.Spec.Taints, taint)
-			if n.Labels == nil {
-				n.Labels = map[string]string{}
-			}
-			n.Labels["minik.test/tainted"] = n.Name
-			if _, err := cs.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		schedulerSeesNodes(t, cs, nodes.Items, "minik.test/tainted", taint)
+		testserver.TaintNodes(t, cs, corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule})
 		unschedulable(t, cs, create("untolerated-taint.yaml"), "0/3 nodes are available: 3 node(s) had untolerated taint(s).")
 	})
-}
-
-// schedulerSeesNodes waits until the scheduler has observed the update that
-// put label (set to the node's name) and taint on each node: a canary pod
-// per node selects the node by that label and tolerates the taint, so
-// it can be bound only by a scheduler whose cache holds that update. The
-// label and the taint came in the same write, so the scheduler then also
-// knows the taint (a pod created right after the taints could otherwise be
-// bound from a cache that trails the API).
-func schedulerSeesNodes(t *testing.T, cs kubernetes.Interface, nodes []corev1.Node, label string, taint corev1.Taint) {
-	t.Helper()
-	ctx := context.Background()
-	var canaries []string
-	for _, n := range nodes {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "canary-" + n.Name, Namespace: "default"},
-			Spec: corev1.PodSpec{
-				NodeSelector: map[string]string{label: n.Name},
-				Tolerations:  []corev1.Toleration{{Key: taint.Key, Operator: corev1.TolerationOpEqual, Value: taint.Value, Effect: taint.Effect}},
-				Containers:   []corev1.Container{{Name: "pause", Image: "registry.k8s.io/pause:3.10"}},
-			},
-		}
-		if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		canaries = append(canaries, pod.Name)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, name := range canaries {
-		for {
-			p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Spec.NodeName != "" {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("canary pod %s was not scheduled in 30s: the scheduler did not see the nodes' taints", name)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 }
