@@ -10,11 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"minik/internal/printers"
+	"minik/internal/tables"
 )
 
 // defaultTable is the Name/Age table of resources without their own.
-var defaultTable = &printers.TableConvertor{
+var defaultTable = &tables.TableConvertor{
 	Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
 		{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},

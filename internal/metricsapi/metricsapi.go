@@ -55,7 +55,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"minik/internal/api"
-	"minik/internal/printers"
+	"minik/internal/tables"
 	"minik/internal/registry"
 	"minik/internal/syncwait"
 )
@@ -518,7 +518,7 @@ func Descriptors() (nodes, pods *registry.Resource) {
 
 // metricsTable is metrics-server's table: each resource's usage (summed
 // over a pod's containers) and the window.
-var metricsTable = &printers.TableConvertor{
+var metricsTable = &tables.TableConvertor{
 	Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: "Name of the resource"},
 		{Name: "cpu", Type: "string", Format: "quantity", Description: "cpu usage"},

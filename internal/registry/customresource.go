@@ -33,7 +33,7 @@ import (
 	celcommon "k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/client-go/util/jsonpath"
 
-	"minik/internal/printers"
+	"minik/internal/tables"
 )
 
 // CustomResource is what serving one version of a custom resource needs
@@ -355,8 +355,8 @@ func jsonPathToFieldPath(p string) *field.Path {
 
 // customResourceTable is kube's custom resource table convertor: Name,
 // then each printer column read with its JSONPath and typed as declared.
-func customResourceTable(cols []apiextensionsv1.CustomResourceColumnDefinition) (*printers.TableConvertor, error) {
-	t := &printers.TableConvertor{Columns: []metav1.TableColumnDefinition{
+func customResourceTable(cols []apiextensionsv1.CustomResourceColumnDefinition) (*tables.TableConvertor, error) {
+	t := &tables.TableConvertor{Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
 	}}
 	var paths []*jsonpath.JSONPath

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"minik/internal/printers"
+	"minik/internal/tables"
 )
 
 // Resource is the descriptor of one served resource.
@@ -99,7 +99,7 @@ type Strategy struct {
 	Fields func(obj runtime.Object) fields.Set
 	// Table converts objects to server-side table rows; nil means the
 	// default Name/Age table.
-	Table *printers.TableConvertor
+	Table *tables.TableConvertor
 	// Subresources are writable subresources beyond status and scale
 	// (pods/ephemeralcontainers), by name.
 	Subresources map[string]SubresourceStrategy

@@ -3,7 +3,7 @@ package registry
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"minik/internal/printers"
+	"minik/internal/tables"
 )
 
 var (
@@ -77,7 +77,7 @@ func All() []*Resource {
 	for _, r := range rs {
 		r.Strategy = strategyFor(r.GroupVersionKind().GroupKind())
 		if r.Strategy.Table == nil {
-			r.Strategy.Table = printers.For(r.GroupVersionKind().GroupKind())
+			r.Strategy.Table = tables.For(r.GroupVersionKind().GroupKind())
 		}
 	}
 	return rs

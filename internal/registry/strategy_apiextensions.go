@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"minik/internal/printers"
+	"minik/internal/tables"
 )
 
 // apiextensionsV1 is the group version CustomResourceDefinitions are
@@ -99,8 +99,8 @@ func addStoredVersion(crd *apiextensionsv1.CustomResourceDefinition) {
 
 // nameCreatedAtTable is kube's generic table (NAME, CREATED AT), served
 // for the kinds without printers of their own in kube-apiserver.
-func nameCreatedAtTable() *printers.TableConvertor {
-	return &printers.TableConvertor{
+func nameCreatedAtTable() *tables.TableConvertor {
+	return &tables.TableConvertor{
 		Columns: []metav1.TableColumnDefinition{
 			{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
 			{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},

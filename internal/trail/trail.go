@@ -48,7 +48,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"minik/internal/api"
-	"minik/internal/printers"
+	"minik/internal/tables"
 	"minik/internal/registry"
 	v1 "minik/internal/trail/v1alpha1"
 )
@@ -524,7 +524,7 @@ func recordFields(obj runtime.Object) fields.Set {
 }
 
 // recordTable is the table of records: when, who, what, and the answer.
-var recordTable = &printers.TableConvertor{
+var recordTable = &tables.TableConvertor{
 	Columns: []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: "Sequence number of the write"},
 		{Name: "Time", Type: "string", Description: "When the request arrived"},

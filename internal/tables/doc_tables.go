@@ -1,4 +1,4 @@
-// Package printers converts API objects into server-side tables
+// Package tables converts API objects into server-side tables
 // (meta.k8s.io/v1 Table) with the columns kubectl shows for each kind.
 //
 // The columns, their types, formats, descriptions and priorities, and the
@@ -12,7 +12,7 @@
 // (see tables.go). Cells that depend on the current time (AGE, LAST SEEN,
 // RESTARTS "3 (5m ago)") read the clock given to ForClock, so tests are
 // deterministic.
-package printers
+package tables
 
 import (
 	"cmp"
