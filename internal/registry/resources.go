@@ -25,14 +25,14 @@ var (
 // The returned slice is freshly built; callers may keep it.
 func All() []*Resource {
 	rs := []*Resource{
-		{GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"}, HasStatus: true, DeleteReturnsObject: true},
-		{GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, ExtraSubresources: []string{"attach", "binding", "ephemeralcontainers", "eviction", "exec", "log", "portforward", "proxy"}, DeleteReturnsObject: true},
-		{GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, ExtraSubresources: []string{"proxy"}, DeleteReturnsObject: true},
+		{GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"}, HasStatus: true, Subresources: namespaceSubresources, DeleteReturnsObject: true},
+		{GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, Subresources: podSubresources, DeleteReturnsObject: true},
+		{GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true},
-		{GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}, ExtraSubresources: []string{"token"}, DeleteReturnsObject: true},
+		{GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}, Subresources: serviceAccountSubresources, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}},
-		{GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"}, HasStatus: true, ExtraSubresources: []string{"proxy"}},
+		{GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"}, HasStatus: true, Subresources: nodeSubresources},
 		{GroupVersion: coreV1, Name: "resourcequotas", SingularName: "resourcequota", Kind: "ResourceQuota", Namespaced: true, ShortNames: []string{"quota"}, HasStatus: true, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "limitranges", SingularName: "limitrange", Kind: "LimitRange", Namespaced: true, ShortNames: []string{"limits"}},
 		{GroupVersion: coreV1, Name: "persistentvolumes", SingularName: "persistentvolume", Kind: "PersistentVolume", ShortNames: []string{"pv"}, HasStatus: true},
@@ -53,7 +53,7 @@ func All() []*Resource {
 		{GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole"},
 		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding"},
 		{GroupVersion: coordinationV1, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true},
-		{GroupVersion: eventsV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}},
+		{GroupVersion: eventsV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}, StoredAs: eventsV1View},
 		{GroupVersion: schedulingV1, Name: "priorityclasses", SingularName: "priorityclass", Kind: "PriorityClass", ShortNames: []string{"pc"}},
 		{GroupVersion: storageV1, Name: "storageclasses", SingularName: "storageclass", Kind: "StorageClass", ShortNames: []string{"sc"}},
 

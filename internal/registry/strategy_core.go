@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"k8s.io/apimachinery/pkg/runtime"
 	"reflect"
 	"strconv"
 	"strings"
@@ -25,10 +26,13 @@ func namespaceStrategy() Strategy {
 	return withGenericChecks(Strategy{
 		Default:          defaulter(defaultNamespace),
 		PrepareForCreate: creator(prepareNamespaceForCreate),
+		PrepareForUpdate: updater(prepareNamespaceForUpdate),
 		Validate:         validator(validateNamespace),
 		ValidateUpdate:   updateValidator(validateNamespaceUpdate),
 		NoGeneration:     true,
 		Fields:           selectable(namespaceFields),
+		HoldsDeletion:    namespaceHeldBySpecFinalizers,
+		PrepareForDelete: defaulter(func(ns *corev1.Namespace) { ns.Status.Phase = corev1.NamespaceTerminating }),
 	}, false)
 }
 
@@ -530,4 +534,33 @@ func validateResourceQuotaUpdate(q, old *corev1.ResourceQuota) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("scopes"), q.Spec.Scopes, immutableMsg))
 	}
 	return errs
+}
+
+// prepareNamespaceForUpdate keeps spec.finalizers: they change only
+// through /finalize, as in kube's namespace strategy.
+func prepareNamespaceForUpdate(ns, old *corev1.Namespace) {
+	ns.Spec.Finalizers = old.Spec.Finalizers
+}
+
+// namespaceFinalize is namespaces/finalize: the one write of
+// spec.finalizers, the namespace controller's, which the kind's
+// defaulting and update validation do not touch.
+var namespaceFinalize = SubresourceStrategy{
+	Merge: func(current, sent runtime.Object) runtime.Object {
+		cur, ok := current.(*corev1.Namespace)
+		s, ok2 := sent.(*corev1.Namespace)
+		if ok && ok2 {
+			cur.Spec.Finalizers = s.Spec.Finalizers
+		}
+		return current
+	},
+	Narrow: true,
+}
+
+// namespaceHeldBySpecFinalizers tells whether a Namespace still has spec
+// finalizers, which hold it in Terminating until removed through
+// /finalize.
+func namespaceHeldBySpecFinalizers(obj runtime.Object) bool {
+	ns, ok := obj.(*corev1.Namespace)
+	return ok && len(ns.Spec.Finalizers) > 0
 }
