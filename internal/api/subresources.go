@@ -275,4 +275,3 @@ func (h *resourceHandler) updateScale(w http.ResponseWriter, r *http.Request, in
 		return out, nil
 	})
 }
-

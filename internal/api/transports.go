@@ -27,4 +27,3 @@ var proxyTransport = &http.Transport{
 	IdleConnTimeout:     90 * time.Second,
 	MaxIdleConnsPerHost: 25,
 }
-
