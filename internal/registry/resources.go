@@ -27,7 +27,7 @@ func All() []*Resource {
 	rs := []*Resource{
 		{GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"}, HasStatus: true, Subresources: namespaceSubresources, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, Subresources: podSubresources, DeleteReturnsObject: true},
-		{GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, DeleteReturnsObject: true},
+		{GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, NewAllocator: newServiceAllocator, Maintain: serviceMaintenance, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
 		{GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true},
 		{GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}, Subresources: serviceAccountSubresources, DeleteReturnsObject: true},
