@@ -29,7 +29,7 @@ func All() []*Resource {
 		{GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, Subresources: podSubresources, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, NewAllocator: newServiceAllocator, Maintain: serviceMaintenance, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"}},
-		{GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true},
+		{GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true, SecretBearing: true},
 		{GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"}, Subresources: serviceAccountSubresources, DeleteReturnsObject: true},
 		{GroupVersion: coreV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"}},
 		{GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node", ShortNames: []string{"no"}, HasStatus: true, Subresources: nodeSubresources},
@@ -98,7 +98,7 @@ var (
 func CreateOnly() []*Resource {
 	return []*Resource{
 		{GroupVersion: authenticationV1, Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview"},
-		{GroupVersion: authenticationV1, Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview"},
+		{GroupVersion: authenticationV1, Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview", SecretBearing: true},
 		{GroupVersion: authorizationV1, Name: "localsubjectaccessreviews", SingularName: "localsubjectaccessreview", Kind: "LocalSubjectAccessReview", Namespaced: true},
 		{GroupVersion: authorizationV1, Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview"},
 		{GroupVersion: authorizationV1, Name: "selfsubjectrulesreviews", SingularName: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview"},
