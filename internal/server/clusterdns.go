@@ -10,10 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"minik/internal/clusterdns"
-	"minik/internal/pki"
 )
 
 // DNSAuto, as Config.DNSListen, serves cluster DNS on the kube-dns
@@ -78,14 +76,14 @@ func (s *Server) dnsReserved() []netip.AddrPort {
 // it starts (under --leader-elect only in the holder of the nodes'
 // Lease, like the data plane), then the kube-dns EndpointSlice is made to
 // name the address it answers on.
-func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (component, error) {
+func (s *Server) clusterDNS() (func(context.Context) error, error) {
 	addr, fallback, _ := s.dnsListen()
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return component{}, fmt.Errorf("--dns-listen %q: %w", addr, err)
+		return nil, fmt.Errorf("--dns-listen %q: %w", addr, err)
 	}
-	dnsCfg, err := identity(admin, ca, pkiDir, "cluster-dns", clusterdns.User, nil)
+	dnsCfg, err := s.identityFor("cluster-dns", clusterdns.User, nil)
 	if err != nil {
-		return component{}, err
+		return nil, err
 	}
 	log := s.log.With("component", "cluster-dns")
 	var upstream []string
@@ -95,8 +93,8 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 			log.Warn("names outside the cluster domain will be refused", "err", err)
 		}
 	}
-	return component{name: "cluster-dns", start: func(ctx context.Context) error {
-		cs, err := kubernetes.NewForConfig(admin)
+	return func(ctx context.Context) error {
+		cs, err := kubernetes.NewForConfig(s.adminConfig)
 		if err != nil {
 			return fmt.Errorf("cluster dns: %w", err)
 		}
@@ -149,5 +147,5 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 			})
 		}()
 		return srv.Start(ctx)
-	}}, nil
+	}, nil
 }
