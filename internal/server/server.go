@@ -186,7 +186,7 @@ type Config struct {
 	DNSListen string
 	// DNSForward is a resolv.conf whose nameservers get the queries for
 	// names outside the cluster domain (CoreDNS's `forward .
-	// /etc/resolv.conf`); empty refuses them.
+	// /etc/resolv.conf`); empty or NoAddress refuses them.
 	DNSForward string
 	// ResolvConf is the nodes' resolver file, the base of the pods'
 	// resolv.conf (the kubelet's --resolv-conf); empty means none.
@@ -315,6 +315,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ClusterName == "" && !cfg.AutoNetwork {
 		cfg.ClusterName = defaultClusterName(0)
+	}
+	if cfg.DNSForward == NoAddress {
+		cfg.DNSForward = ""
 	}
 	if cfg.ClusterDomain == "" {
 		cfg.ClusterDomain = clusterdns.DefaultDomain
