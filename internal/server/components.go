@@ -62,9 +62,10 @@ func (c client) part() component {
 // clients are the parts beside the API server, in start order: the
 // controller manager, the scheduler, metrics-server, the trail's RBAC,
 // then the machines of the cluster (nodes, cluster DNS, data plane).
-// They bind this host's loopback addresses and name their Nodes
+// The machines bind this host's loopback addresses and name their Nodes
 // minik-node-1 …, so under --leader-elect they run only in the minikd
-// holding NodesLease.
+// holding NodesLease (the controller manager and the scheduler elect
+// their own leaders).
 func (s *Server) clients() []component {
 	var out []client
 	if !s.cfg.NoControllers {
@@ -111,6 +112,7 @@ func (s *Server) identityFor(file, user string, groups []string) (*rest.Config, 
 	return identity(s.adminConfig, s.ca, s.pkiDir, file, user, groups)
 }
 
+// controllerManager runs the controllers Config.Controllers selects.
 func (s *Server) controllerManager() (func(context.Context) error, error) {
 	cfg, err := s.identityFor("controller-manager", auth.UserControllerManager, nil)
 	if err != nil {
@@ -135,6 +137,7 @@ func (s *Server) controllerManager() (func(context.Context) error, error) {
 	return mgr.Start, nil
 }
 
+// scheduler runs the default-scheduler.
 func (s *Server) scheduler() (func(context.Context) error, error) {
 	cfg, err := s.identityFor("scheduler", auth.UserScheduler, nil)
 	if err != nil {
@@ -192,8 +195,9 @@ func (s *Server) trailRBAC() (func(context.Context) error, error) {
 	}, nil
 }
 
-// leadMachines builds the machines and runs them while this minikd holds
-// NodesLease.
+// leadMachines builds the machines now (an error stops minikd, as
+// without --leader-elect) and runs them, each as an optional part, while
+// this minikd holds NodesLease.
 func (s *Server) leadMachines(machines []client) (func(context.Context) error, error) {
 	parts := make([]component, len(machines))
 	for i, m := range machines {
