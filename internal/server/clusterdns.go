@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
@@ -108,17 +109,7 @@ func (s *Server) clusterDNS() (func(context.Context) error, error) {
 		if got := ln.Addr(); got.Port() != dnsPort {
 			log.Warn("cluster DNS is not on port 53 (taken, or not permitted); pods' resolvers will not reach it", "address", got.String())
 		}
-		// CoreDNS's metrics port, beside DNS on the kube-dns ClusterIP.
-		var metrics net.Listener
-		var metricsPort int32
-		if ln.Addr().Addr() == s.dnsIP {
-			if metrics, err = net.Listen("tcp", netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort).String()); err != nil {
-				log.Warn("no DNS metrics", "err", err)
-				metrics = nil
-			} else {
-				metricsPort = clusterdns.MetricsPort
-			}
-		}
+		metrics, metricsPort := s.dnsMetricsListener(ln, log)
 		srv, err := clusterdns.New(clusterdns.Config{
 			RESTConfig: dnsCfg, Domain: s.cfg.ClusterDomain, NameserverIP: s.dnsIP,
 			Listeners: ln, MetricsListener: metrics, Upstream: upstream, Logger: log,
@@ -130,22 +121,39 @@ func (s *Server) clusterDNS() (func(context.Context) error, error) {
 			}
 			return err
 		}
-		go func() {
-			select {
-			case <-srv.Ready():
-			case <-ctx.Done():
-				return
-			}
-			// The slice names the server once it answers; written until
-			// the API takes it.
-			_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-				if err := clusterdns.EnsureEndpointSlice(ctx, cs, srv.Addr(), metricsPort); err != nil {
-					log.Warn("kube-dns endpointslice not written; will retry", "err", err)
-					return false, nil
-				}
-				return true, nil
-			})
-		}()
+		go publishDNSEndpoint(ctx, cs, srv, metricsPort, log)
 		return srv.Start(ctx)
 	}, nil
+}
+
+// dnsMetricsListener opens CoreDNS's metrics port beside DNS when DNS
+// answers on the kube-dns ClusterIP; it returns nil and port 0 otherwise,
+// or when the port cannot be had (logged).
+func (s *Server) dnsMetricsListener(dns *clusterdns.Listeners, log *slog.Logger) (net.Listener, int32) {
+	if dns.Addr().Addr() != s.dnsIP {
+		return nil, 0
+	}
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort).String())
+	if err != nil {
+		log.Warn("no DNS metrics", "err", err)
+		return nil, 0
+	}
+	return ln, clusterdns.MetricsPort
+}
+
+// publishDNSEndpoint makes the kube-dns EndpointSlice name srv once it
+// answers, retrying each second until the API takes it or ctx is done.
+func publishDNSEndpoint(ctx context.Context, cs kubernetes.Interface, srv *clusterdns.Server, metricsPort int32, log *slog.Logger) {
+	select {
+	case <-srv.Ready():
+	case <-ctx.Done():
+		return
+	}
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := clusterdns.EnsureEndpointSlice(ctx, cs, srv.Addr(), metricsPort); err != nil {
+			log.Warn("kube-dns endpointslice not written; will retry", "err", err)
+			return false, nil
+		}
+		return true, nil
+	})
 }
