@@ -425,13 +425,13 @@ func (rec *auditRecord) end() {
 	}
 	ev := &AuditEvent{
 		TypeMeta: auditTypeMeta, Level: rec.level, AuditID: rec.id, Stage: stage,
-		RequestURI: rec.r.RequestURI, Verb: rec.info.Verb, User: userInfo(rec.user),
+		RequestURI: rec.r.RequestURI, Verb: rec.info.Verb, User: registry.UserInfo(rec.user),
 		SourceIPs: sourceIPs(rec.r), UserAgent: rec.r.UserAgent(),
 		RequestReceivedTimestamp: metav1.NewMicroTime(rec.start), StageTimestamp: metav1.NewMicroTime(stamp),
 		Annotations: rec.annotation,
 	}
 	if rec.acting != nil {
-		acting := userInfo(rec.acting)
+		acting := registry.UserInfo(rec.acting)
 		ev.ImpersonatedUser = &acting
 	}
 	if ev.RequestURI == "" {

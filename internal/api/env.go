@@ -43,6 +43,12 @@ func (e serverEnv) APIEndpoint() netip.AddrPort { return e.s.apiEndpoint }
 // Now implements registry.Env.
 func (e serverEnv) Now() time.Time { return e.s.clock.Now() }
 
+// Authorizer implements registry.Env.
+func (e serverEnv) Authorizer() auth.Union { return e.s.authorizer() }
+
+// Authenticators implements registry.Env.
+func (e serverEnv) Authenticators() []auth.Authenticator { return e.s.cfg.Authenticators }
+
 // TokenIssuer implements registry.Env.
 func (e serverEnv) TokenIssuer() auth.TokenIssuer { return e.s.cfg.TokenIssuer }
 

@@ -51,6 +51,9 @@ type Resource struct {
 	DeleteReturnsObject bool
 	// Strategy holds the per-type behaviour.
 	Strategy Strategy
+	// Answer, for a create-only kind (an access review, a token review),
+	// answers a create; nothing is stored and no other verb is served.
+	Answer AnswerFunc
 	// StoredAs, when set, says the resource is a view of another stored
 	// kind (events.k8s.io Events are core Events in storage).
 	StoredAs *StorageView

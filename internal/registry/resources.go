@@ -97,11 +97,11 @@ var (
 // lists stored resources.
 func CreateOnly() []*Resource {
 	return []*Resource{
-		{GroupVersion: authenticationV1, Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview"},
-		{GroupVersion: authenticationV1, Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview", SecretBearing: true},
-		{GroupVersion: authorizationV1, Name: "localsubjectaccessreviews", SingularName: "localsubjectaccessreview", Kind: "LocalSubjectAccessReview", Namespaced: true},
-		{GroupVersion: authorizationV1, Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview"},
-		{GroupVersion: authorizationV1, Name: "selfsubjectrulesreviews", SingularName: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview"},
-		{GroupVersion: authorizationV1, Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview"},
+		{GroupVersion: authenticationV1, Name: "selfsubjectreviews", SingularName: "selfsubjectreview", Kind: "SelfSubjectReview", Answer: answerSelfSubjectReview},
+		{GroupVersion: authenticationV1, Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview", SecretBearing: true, Answer: answerTokenReview},
+		{GroupVersion: authorizationV1, Name: "localsubjectaccessreviews", SingularName: "localsubjectaccessreview", Kind: "LocalSubjectAccessReview", Namespaced: true, Answer: answerLocalSubjectAccessReview},
+		{GroupVersion: authorizationV1, Name: "selfsubjectaccessreviews", SingularName: "selfsubjectaccessreview", Kind: "SelfSubjectAccessReview", Answer: answerSelfSubjectAccessReview},
+		{GroupVersion: authorizationV1, Name: "selfsubjectrulesreviews", SingularName: "selfsubjectrulesreview", Kind: "SelfSubjectRulesReview", Answer: answerSelfSubjectRulesReview},
+		{GroupVersion: authorizationV1, Name: "subjectaccessreviews", SingularName: "subjectaccessreview", Kind: "SubjectAccessReview", Answer: answerSubjectAccessReview},
 	}
 }

@@ -136,6 +136,10 @@ type Env interface {
 	APIEndpoint() netip.AddrPort
 	// Now is the server's clock.
 	Now() time.Time
+	// Authorizer is the server's authorizer chain.
+	Authorizer() auth.Union
+	// Authenticators are the server's authenticators, in order.
+	Authenticators() []auth.Authenticator
 	// TokenIssuer signs service account tokens; nil when there is none.
 	TokenIssuer() auth.TokenIssuer
 	// Admit runs the admission chain on obj, created through the
