@@ -21,7 +21,7 @@ func (s *Server) allocatorFor(gr schema.GroupResource) registry.Allocator {
 }
 
 // allocate runs the resource's allocator, if any.
-func (h *resourceHandler) allocate(ctx context.Context, obj, old runtime.Object, dryRun bool) (func(), error) {
+func (h *objectStore) allocate(ctx context.Context, obj, old runtime.Object, dryRun bool) (func(), error) {
 	if h.alloc == nil {
 		return noUndo, nil
 	}
@@ -30,7 +30,7 @@ func (h *resourceHandler) allocate(ctx context.Context, obj, old runtime.Object,
 
 // release runs the resource's allocator's release, if any, on a context
 // that outlives the request: what was written must be followed through.
-func (h *resourceHandler) release(ctx context.Context, old, obj runtime.Object) {
+func (h *objectStore) release(ctx context.Context, old, obj runtime.Object) {
 	if h.alloc != nil {
 		h.alloc.Release(context.WithoutCancel(ctx), old, obj)
 	}

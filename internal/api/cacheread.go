@@ -12,7 +12,7 @@ import (
 // served from the resource's one cache.
 
 // storeGet reads one object, consistently (as of etcd's current revision).
-func (h *resourceHandler) storeGet(ctx context.Context, key string) (storage.KV, error) {
+func (h *objectStore) storeGet(ctx context.Context, key string) (storage.KV, error) {
 	if h.s.cache == nil {
 		return h.s.store.Get(ctx, key)
 	}
@@ -20,7 +20,7 @@ func (h *resourceHandler) storeGet(ctx context.Context, key string) (storage.KV,
 }
 
 // storeList reads a page of the collection under prefix.
-func (h *resourceHandler) storeList(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
+func (h *objectStore) storeList(ctx context.Context, prefix string, o storage.ListOptions) (storage.ListResult, error) {
 	if h.s.cache == nil {
 		return h.s.store.List(ctx, prefix, o)
 	}
@@ -28,7 +28,7 @@ func (h *resourceHandler) storeList(ctx context.Context, prefix string, o storag
 }
 
 // storeWatch streams the changes under prefix after revision from.
-func (h *resourceHandler) storeWatch(ctx context.Context, prefix string, from int64) <-chan storage.Event {
+func (h *objectStore) storeWatch(ctx context.Context, prefix string, from int64) <-chan storage.Event {
 	if h.s.cache == nil {
 		return h.s.store.Watch(ctx, prefix, from)
 	}

@@ -283,8 +283,11 @@ func newCustomResourceHandler(s *Server, cr *registry.CustomResource, sv *crdSer
 		listKind = res.Kind + "List"
 	}
 	h := &resourceHandler{
-		s: s, res: res, storageName: res.GroupVersion.Group + "/" + res.Name,
-		custom: &customResource{cr: cr, serving: sv}, gone: sv.gone,
+		objectStore: &objectStore{
+			s: s, res: res, storageName: res.GroupVersion.Group + "/" + res.Name,
+			custom: &customResource{cr: cr, serving: sv},
+		},
+		gone:      sv.gone,
 		fieldKeys: map[string]bool{"metadata.name": true, "metadata.namespace": true},
 	}
 	h.codec = &objectCodec{res: res, custom: &customCodec{

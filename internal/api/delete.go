@@ -115,7 +115,7 @@ func (h *resourceHandler) writeDeleted(w http.ResponseWriter, o output, obj runt
 
 // delete deletes an object, or marks it for deletion when finalizers or a
 // grace period hold it. deleted tells which.
-func (h *resourceHandler) delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+func (h *objectStore) delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	dryRun := len(opts.DryRun) > 0
 	for attempt := 0; attempt < 20; attempt++ {
 		kv, err := h.s.store.Get(ctx, h.key(ns, name))
@@ -180,7 +180,7 @@ func (h *resourceHandler) delete(ctx context.Context, ns, name string, opts *met
 // and runs the kind's PrepareForDelete, when the object cannot go at
 // once: finalizers or a grace period hold it. It returns false when the
 // object can be removed now.
-func (h *resourceHandler) markForDeletion(obj runtime.Object, opts *metav1.DeleteOptions) bool {
+func (h *objectStore) markForDeletion(obj runtime.Object, opts *metav1.DeleteOptions) bool {
 	strategy := h.res.Strategy
 	if strategy.PrepareForDelete != nil {
 		strategy.PrepareForDelete(obj)
@@ -241,7 +241,7 @@ func addFinalizer(fs []string, f string) []string {
 
 // holdsDeletion tells whether the kind's own finalizers (a Namespace's
 // spec.finalizers) still hold a deleted object.
-func (h *resourceHandler) holdsDeletion(obj runtime.Object) bool {
+func (h *objectStore) holdsDeletion(obj runtime.Object) bool {
 	return h.res.Strategy.HoldsDeletion != nil && h.res.Strategy.HoldsDeletion(obj)
 }
 

@@ -104,7 +104,7 @@ type fieldManagers struct {
 // fieldManager returns the field manager of the resource's subresource
 // sub ("" for the main resource), or nil when writes through sub leave
 // managedFields alone (pods/binding, as kube's binding does).
-func (h *resourceHandler) fieldManager(sub string) (*managedfields.FieldManager, error) {
+func (h *objectStore) fieldManager(sub string) (*managedfields.FieldManager, error) {
 	if sub == "binding" {
 		return nil, nil
 	}
@@ -153,7 +153,7 @@ func (h *resourceHandler) fieldManager(sub string) (*managedfields.FieldManager,
 // typeConverter returns client-go's schema converter when it knows the
 // resource's kind, and otherwise (Gateway API kinds) a deduced one, which
 // treats every field as atomic, as kube does for CRDs without a schema.
-func (h *resourceHandler) typeConverter() managedfields.TypeConverter {
+func (h *objectStore) typeConverter() managedfields.TypeConverter {
 	tc := schemaTypeConverter()
 	probe := h.codec.New()
 	probe.GetObjectKind().SetGroupVersionKind(h.res.GroupVersionKind())
@@ -181,7 +181,7 @@ func (d strategyDefaulter) Default(obj runtime.Object) {
 // server's own writes before it is ready (its bootstrap policy and
 // defaults): the schema parse they would wait for costs about 70 ms of a
 // start-up that aims at 0.2 s. It returns the object to go on with.
-func (h *resourceHandler) manageFields(ctx context.Context, live, obj runtime.Object, sub string, applied []metav1.ManagedFieldsEntry) runtime.Object {
+func (h *objectStore) manageFields(ctx context.Context, live, obj runtime.Object, sub string, applied []metav1.ManagedFieldsEntry) runtime.Object {
 	wi, ok := writeInfoFrom(ctx)
 	if !ok {
 		wi = writeInfo{manager: serverManager, subresource: sub}

@@ -30,9 +30,12 @@ import (
 // does (with room for the encoding).
 const maxBodyBytes = 3 * 1024 * 1024
 
-// resourceHandler serves one resource through the generic REST verbs,
-// driven by its descriptor.
-type resourceHandler struct {
+// objectStore holds one resource's objects: the generic create, get,
+// list, update and delete on runtime.Object, with admission, the
+// descriptor's strategy and hooks, field management, allocation and the
+// etcd transaction. It knows nothing of HTTP; resourceHandler serves it,
+// and the registry's subresources reach it as a registry.Store.
+type objectStore struct {
 	s     *Server
 	res   *registry.Resource
 	codec *objectCodec
@@ -40,23 +43,31 @@ type resourceHandler struct {
 	fms fieldManagers
 	// storageName is the resource's name in etcd keys.
 	storageName string
-	// memo shares watch events' encodings among watchers (watchmemo.go).
-	memo eventMemo
-	// fieldKeys are the field-selector fields the resource supports.
-	fieldKeys map[string]bool
 	// alloc reserves what objects hold outside their keys; nil for most.
 	alloc registry.Allocator
-	// custom is set for a custom resource; gone is then closed when the
-	// handler stops serving (nil for built-in resources).
+	// custom is set for a custom resource.
 	custom *customResource
-	gone   chan struct{}
 	// beforeWrite, when set (by tests only), runs before each
 	// compare-and-swap of an update, with the object's key.
 	beforeWrite func(ctx context.Context, key string)
 }
 
+// resourceHandler serves one resource's objectStore over HTTP: content
+// negotiation, decoding, the REST verbs, subresources, watch framing and
+// tables.
+type resourceHandler struct {
+	*objectStore
+	// memo shares watch events' encodings among watchers (watchmemo.go).
+	memo eventMemo
+	// fieldKeys are the field-selector fields the resource supports.
+	fieldKeys map[string]bool
+	// gone is closed when a custom resource's handler stops serving (nil
+	// for built-in resources).
+	gone chan struct{}
+}
+
 func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
-	h := &resourceHandler{s: s, res: res, storageName: res.Name, alloc: s.allocatorFor(res.GroupResource())}
+	h := &resourceHandler{objectStore: &objectStore{s: s, res: res, storageName: res.Name, alloc: s.allocatorFor(res.GroupResource())}}
 	if res.StoredAs != nil {
 		h.storageName = res.StoredAs.Resource
 	}
@@ -70,7 +81,7 @@ func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
 	return h
 }
 
-func (h *resourceHandler) key(ns, name string) string {
+func (h *objectStore) key(ns, name string) string {
 	if !h.res.Namespaced {
 		ns = ""
 	}
@@ -126,7 +137,7 @@ func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *Re
 }
 
 // get reads one object.
-func (h *resourceHandler) get(ctx context.Context, ns, name string) (runtime.Object, error) {
+func (h *objectStore) get(ctx context.Context, ns, name string) (runtime.Object, error) {
 	kv, err := h.storeGet(ctx, h.key(ns, name))
 	if err != nil {
 		return nil, h.storageError(err, name)
@@ -212,7 +223,7 @@ func (sel selection) empty() bool {
 }
 
 // matches tells whether an object is selected.
-func (h *resourceHandler) matches(sel selection, obj runtime.Object) bool {
+func (h *objectStore) matches(sel selection, obj runtime.Object) bool {
 	if sel.empty() {
 		return true
 	}
@@ -238,7 +249,7 @@ func (h *resourceHandler) matches(sel selection, obj runtime.Object) bool {
 	return sel.fields.Matches(set)
 }
 
-func (h *resourceHandler) collectionPrefix(ns string) string {
+func (h *objectStore) collectionPrefix(ns string) string {
 	if !h.res.Namespaced {
 		ns = ""
 	}
@@ -249,7 +260,7 @@ func (h *resourceHandler) collectionPrefix(ns string) string {
 }
 
 // list reads a page of a collection, filtered by sel.
-func (h *resourceHandler) list(ctx context.Context, ns string, sel selection, o storage.ListOptions) ([]runtime.Object, metav1.ListMeta, error) {
+func (h *objectStore) list(ctx context.Context, ns string, sel selection, o storage.ListOptions) ([]runtime.Object, metav1.ListMeta, error) {
 	prefix := h.collectionPrefix(ns)
 	var items []runtime.Object
 	want := o.Limit
@@ -282,7 +293,7 @@ func (h *resourceHandler) list(ctx context.Context, ns string, sel selection, o 
 	}
 }
 
-func (h *resourceHandler) listError(err error) error {
+func (h *objectStore) listError(err error) error {
 	switch {
 	case errors.Is(err, storage.ErrCompacted):
 		return apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
@@ -529,7 +540,7 @@ func (h *resourceHandler) serveCreate(w http.ResponseWriter, r *http.Request, in
 }
 
 // create admits, validates and stores a new object.
-func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (_ runtime.Object, err error) {
+func (h *objectStore) create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (_ runtime.Object, err error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -617,7 +628,7 @@ func (h *resourceHandler) create(ctx context.Context, ns string, obj runtime.Obj
 	return obj, nil
 }
 
-func (h *resourceHandler) admissionAttributes(ctx context.Context, op admission.Operation, sub string, obj, old runtime.Object, dryRun bool) *admission.Attributes {
+func (h *objectStore) admissionAttributes(ctx context.Context, op admission.Operation, sub string, obj, old runtime.Object, dryRun bool) *admission.Attributes {
 	a := &admission.Attributes{
 		Operation: op, Kind: h.res.GroupVersionKind(), Resource: h.res.GroupVersionResource(),
 		Subresource: sub, Object: obj, OldObject: old, User: auth.UserFrom(ctx), DryRun: dryRun,
@@ -633,7 +644,7 @@ func (h *resourceHandler) admissionAttributes(ctx context.Context, op admission.
 }
 
 // storageError maps a storage error about an object to a Status error.
-func (h *resourceHandler) storageError(err error, name string) error {
+func (h *objectStore) storageError(err error, name string) error {
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return apierrors.NewNotFound(h.res.GroupResource(), name)
@@ -663,7 +674,7 @@ const maxUpdateAttempts = 20
 // returns the object written, or an error: after maxUpdateAttempts lost
 // races kube's 409 Conflict, so that nothing answers success for a write
 // that did not happen.
-func (h *resourceHandler) update(ctx context.Context, ns, name, sub string, dryRun bool, mut mutation) (runtime.Object, error) {
+func (h *objectStore) update(ctx context.Context, ns, name, sub string, dryRun bool, mut mutation) (runtime.Object, error) {
 	for attempt := 1; ; attempt++ {
 		kv, err := h.s.store.Get(ctx, h.key(ns, name))
 		if err != nil {
@@ -689,7 +700,7 @@ func (h *resourceHandler) update(ctx context.Context, ns, name, sub string, dryR
 
 // tryUpdate runs the update pipeline once. retry is true when the write
 // lost a race the client did not ask to detect.
-func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current, obj runtime.Object, sub string, dryRun bool) (_ runtime.Object, retry bool, err error) {
+func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj runtime.Object, sub string, dryRun bool) (_ runtime.Object, retry bool, err error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
@@ -858,7 +869,7 @@ func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, in
 }
 
 // specChanged tells whether an update changes what bumps generation.
-func (h *resourceHandler) specChanged(obj, current runtime.Object) bool {
+func (h *objectStore) specChanged(obj, current runtime.Object) bool {
 	if h.custom != nil {
 		return customSpecChanged(obj.(*unstructured.Unstructured), current.(*unstructured.Unstructured), h.res.HasStatus)
 	}
