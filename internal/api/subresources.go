@@ -45,19 +45,8 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 	case sr.Connect != nil:
 		h.serveSubresourceConnect(w, r, info, sr)
 	default:
-		h.serveLegacySubresource(w, r, info)
-	}
-}
-
-// serveLegacySubresource serves the subresources not yet described by
-// their descriptor's Create or Connect.
-func (h *resourceHandler) serveLegacySubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	switch info.Subresource {
-	case "eviction":
-		h.serveEviction(w, r, info)
-	case "token":
-		h.serveTokenRequest(w, r, info)
-	default:
+		// A descriptor's subresource has one of Update, Create and
+		// Connect; one with none has nothing to serve it.
 		writeError(w, r, errNoResource())
 	}
 }

@@ -26,7 +26,7 @@ var podSubresources = []Subresource{
 	{Name: "attach", Kind: "PodAttachOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("attach")},
 	{Name: "binding", Kind: "Binding", Verbs: metav1.Verbs{"create"}, Create: createBinding},
 	{Name: "ephemeralcontainers", Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}, Update: podEphemeralContainers()},
-	{Name: "eviction", GroupVersion: policyv1.SchemeGroupVersion, Kind: "Eviction", Verbs: metav1.Verbs{"create"}},
+	{Name: "eviction", GroupVersion: policyv1.SchemeGroupVersion, Kind: "Eviction", Verbs: metav1.Verbs{"create"}, Create: createEviction},
 	{Name: "exec", Kind: "PodExecOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("exec")},
 	{Name: "log", Kind: "Pod", Verbs: metav1.Verbs{"get"}, Connect: connectLog},
 	{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectPortForward},
@@ -45,7 +45,7 @@ var nodeSubresources = []Subresource{
 
 // serviceAccountSubresources are the subresources of service accounts.
 var serviceAccountSubresources = []Subresource{
-	{Name: "token", GroupVersion: authenticationv1.SchemeGroupVersion, Kind: "TokenRequest", Verbs: metav1.Verbs{"create"}, SecretBearing: true},
+	{Name: "token", GroupVersion: authenticationv1.SchemeGroupVersion, Kind: "TokenRequest", Verbs: metav1.Verbs{"create"}, SecretBearing: true, Create: createToken},
 }
 
 // namespaceSubresources are the subresources of namespaces beyond status.

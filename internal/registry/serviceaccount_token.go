@@ -1,4 +1,4 @@
-package api
+package registry
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"minik/internal/admission"
 	"minik/internal/auth"
 )
 
@@ -34,44 +33,31 @@ const (
 	maxTokenSeconds = 1 << 32
 )
 
-var tokenRequestGV = authenticationv1.SchemeGroupVersion
-
-func (h *resourceHandler) serveTokenRequest(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	issuer := h.s.cfg.TokenIssuer
-	if issuer == nil {
-		writeError(w, r, errNoResource())
-		return
-	}
-	o, err := negotiateOutput(r, false)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	sinfo, err := inputSerializer(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var tr authenticationv1.TokenRequest
-	def := tokenRequestGV.WithKind("TokenRequest")
-	if _, _, err := sinfo.Serializer.Decode(body, &def, &tr); err != nil {
-		writeError(w, r, cannotBeHandled(def, err))
-		return
-	}
-	out, err := h.s.issueTokenRequest(r.Context(), issuer, info.Namespace, info.Name, &tr)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeObject(w, o, http.StatusCreated, tokenRequestGV, out)
+// errNoTokenIssuer is the answer of a server without a token issuer: the
+// subresource is not there, in the API server's own 404 for an unknown
+// path.
+func errNoTokenIssuer() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
+	}}
 }
 
-func (s *Server) issueTokenRequest(ctx context.Context, issuer auth.TokenIssuer, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+// createToken is serviceaccounts/token: a token for the service account
+// ns/name with the request's audiences and lifetime, bound to the object
+// spec.boundObjectRef names. Admission sees the request (NodeRestriction
+// requires a node's token be bound to one of its pods). A token request
+// ignores dryRun, as it always has here: the token is issued and
+// admission is told it is not a dry run.
+func createToken(ctx context.Context, env Env, ns, name string, obj runtime.Object, _ bool) (runtime.Object, error) {
+	issuer := env.TokenIssuer()
+	if issuer == nil {
+		return nil, errNoTokenIssuer()
+	}
+	tr, ok := obj.(*authenticationv1.TokenRequest)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a TokenRequest object: %s", obj.GetObjectKind().GroupVersionKind().Kind))
+	}
 	kind := schema.GroupKind{Group: authenticationv1.GroupName, Kind: "TokenRequest"}
 	if tr.Name != "" && tr.Name != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", tr.Name, name))
@@ -90,27 +76,18 @@ func (s *Server) issueTokenRequest(ctx context.Context, issuer auth.TokenIssuer,
 	case secs > maxTokenSeconds:
 		return nil, apierrors.NewInvalid(kind, name, field.ErrorList{field.Invalid(p, secs, "may not specify a duration larger than 2^32 seconds")})
 	}
-	saGVR := corev1.SchemeGroupVersion.WithResource("serviceaccounts")
-	// Admission sees the request as kube's does (NodeRestriction requires
-	// a node's token be bound to one of its pods).
-	attrs := &admission.Attributes{
-		Operation: admission.Create, Kind: tokenRequestGV.WithKind("TokenRequest"), Resource: saGVR, Subresource: "token",
-		Namespace: ns, Name: name, Object: tr, User: auth.UserFrom(ctx),
-	}
-	if err := s.chain.Admit(ctx, attrs); err != nil {
+	saGR := schema.GroupResource{Resource: "serviceaccounts"}
+	if err := env.Admit(ctx, corev1.SchemeGroupVersion.WithResource(saGR.Resource), ns, name, "token", tr, false); err != nil {
 		return nil, err
 	}
-	if err := s.chain.Validate(ctx, attrs); err != nil {
-		return nil, err
-	}
-	saObj, err := s.getObject(ctx, saGVR, ns, name)
+	saObj, err := getObject(ctx, env, saGR, ns, name)
 	if err != nil {
 		return nil, err
 	}
 	sa := saObj.(*corev1.ServiceAccount)
 	spec := auth.TokenSpec{ServiceAccount: sa, Audiences: tr.Spec.Audiences, Expiration: time.Duration(*tr.Spec.ExpirationSeconds) * time.Second}
 	if ref := tr.Spec.BoundObjectRef; ref != nil {
-		if err := s.bindToken(ctx, &spec, ns, ref); err != nil {
+		if err := bindToken(ctx, env, &spec, ns, ref); err != nil {
 			return nil, err
 		}
 	}
@@ -122,7 +99,7 @@ func (s *Server) issueTokenRequest(ctx context.Context, issuer auth.TokenIssuer,
 		tr.Spec.Audiences = issuer.APIAudiences()
 	}
 	return &authenticationv1.TokenRequest{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: metav1.NewTime(s.clock.Now().Truncate(time.Second))},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: metav1.NewTime(env.Now().Truncate(time.Second))},
 		Spec:       tr.Spec,
 		Status:     authenticationv1.TokenRequestStatus{Token: token, ExpirationTimestamp: metav1.NewTime(exp)},
 	}, nil
@@ -130,7 +107,7 @@ func (s *Server) issueTokenRequest(ctx context.Context, issuer auth.TokenIssuer,
 
 // bindToken checks a TokenRequest's boundObjectRef against the live
 // object and records it in spec.
-func (s *Server) bindToken(ctx context.Context, spec *auth.TokenSpec, ns string, ref *authenticationv1.BoundObjectReference) error {
+func bindToken(ctx context.Context, env Env, spec *auth.TokenSpec, ns string, ref *authenticationv1.BoundObjectReference) error {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
@@ -140,10 +117,9 @@ func (s *Server) bindToken(ctx context.Context, spec *auth.TokenSpec, ns string,
 		obj runtime.Object
 		uid types.UID
 	)
-	core := corev1.SchemeGroupVersion
 	switch {
 	case gvk.Group == "" && gvk.Kind == "Pod":
-		if obj, err = s.getObject(ctx, core.WithResource("pods"), ns, ref.Name); err != nil {
+		if obj, err = getObject(ctx, env, podsGR, ns, ref.Name); err != nil {
 			return err
 		}
 		pod := obj.(*corev1.Pod)
@@ -152,18 +128,18 @@ func (s *Server) bindToken(ctx context.Context, spec *auth.TokenSpec, ns string,
 		}
 		spec.Pod, uid = pod, pod.UID
 		if pod.Spec.NodeName != "" {
-			if n, err := s.getObject(ctx, core.WithResource("nodes"), "", pod.Spec.NodeName); err == nil {
+			if n, err := getObject(ctx, env, nodesGR, "", pod.Spec.NodeName); err == nil {
 				spec.Node = n.(*corev1.Node)
 			}
 		}
 	case gvk.Group == "" && gvk.Kind == "Secret":
-		if obj, err = s.getObject(ctx, core.WithResource("secrets"), ns, ref.Name); err != nil {
+		if obj, err = getObject(ctx, env, schema.GroupResource{Resource: "secrets"}, ns, ref.Name); err != nil {
 			return err
 		}
 		spec.Secret = obj.(*corev1.Secret)
 		uid = spec.Secret.UID
 	case gvk.Group == "" && gvk.Kind == "Node":
-		if obj, err = s.getObject(ctx, core.WithResource("nodes"), "", ref.Name); err != nil {
+		if obj, err = getObject(ctx, env, nodesGR, "", ref.Name); err != nil {
 			return err
 		}
 		spec.Node = obj.(*corev1.Node)
@@ -178,12 +154,15 @@ func (s *Server) bindToken(ctx context.Context, spec *auth.TokenSpec, ns string,
 	return nil
 }
 
-// getObject reads an object the server serves.
-func (s *Server) getObject(ctx context.Context, gvr schema.GroupVersionResource, ns, name string) (runtime.Object, error) {
-	h := s.handler(gvr)
-	ok := h != nil
-	if !ok {
-		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+// nodesGR is the nodes resource a token may be bound to.
+var nodesGR = schema.GroupResource{Resource: "nodes"}
+
+// getObject reads an object the server serves; a resource it does not
+// serve has no such object.
+func getObject(ctx context.Context, env Env, gr schema.GroupResource, ns, name string) (runtime.Object, error) {
+	store := env.Store(gr)
+	if store == nil {
+		return nil, apierrors.NewNotFound(gr, name)
 	}
-	return h.get(ctx, ns, name)
+	return store.Get(ctx, ns, name)
 }

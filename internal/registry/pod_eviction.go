@@ -1,4 +1,4 @@
-package api
+package registry
 
 import (
 	"context"
@@ -13,15 +13,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubectl/pkg/util/podutils"
-
-	"minik/internal/admission"
-	"minik/internal/auth"
-	"minik/internal/storage"
 )
 
 // Eviction, the pods/eviction subresource: POST a policy/v1 Eviction to
@@ -62,85 +57,43 @@ const (
 )
 
 var (
-	evictionGVK = policyv1.SchemeGroupVersion.WithKind("Eviction")
-	pdbGVR      = policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets")
+	podsGR = schema.GroupResource{Resource: "pods"}
+	pdbGR  = schema.GroupResource{Group: policyv1.GroupName, Resource: "poddisruptionbudgets"}
 )
 
-func (h *resourceHandler) serveEviction(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	o, err := negotiateOutput(r, false)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	ev, err := decodeEviction(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if ev.Namespace != "" && ev.Namespace != info.Namespace {
-		writeError(w, r, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
-		return
-	}
-	ev.Namespace = info.Namespace
-	if ev.Name != info.Name {
-		writeError(w, r, apierrors.NewBadRequest("name in URL does not match name in Eviction object"))
-		return
-	}
-	opts, err := evictionDeleteOptions(ev, r.URL.Query()["dryRun"])
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	attrs := &admission.Attributes{
-		Operation: admission.Create, Kind: evictionGVK, Resource: h.res.GroupVersionResource(), Subresource: "eviction",
-		Namespace: info.Namespace, Name: info.Name, Object: ev, DryRun: len(opts.DryRun) > 0, User: auth.UserFrom(r.Context()),
-	}
-	if err := h.s.chain.Admit(r.Context(), attrs); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	if err := h.s.chain.Validate(r.Context(), attrs); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	status, err := h.evict(r.Context(), info.Namespace, info.Name, opts)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	code := http.StatusCreated
-	if status.Code != 0 {
-		code = int(status.Code)
-	}
-	writeObject(w, o, code, statusGV, status)
-}
-
-// decodeEviction reads the body as a policy/v1 Eviction; a policy/v1beta1
-// one is accepted too, as kube does.
-func decodeEviction(r *http.Request) (*policyv1.Eviction, error) {
-	if err := validFieldValidation(r); err != nil {
-		return nil, err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return nil, err
-	}
-	sinfo, err := inputSerializer(r)
-	if err != nil {
-		return nil, err
-	}
-	def := evictionGVK
-	obj, gvk, err := sinfo.Serializer.Decode(body, &def, nil)
-	if err != nil {
-		return nil, cannotBeHandled(def, err)
-	}
-	switch ev := obj.(type) {
+// createEviction is pods/eviction. The Eviction must name the pod of the
+// URL (and its namespace, if it names one) before admission sees it; a
+// policy/v1beta1 Eviction is accepted too, as kube does.
+func createEviction(ctx context.Context, env Env, ns, name string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	var ev *policyv1.Eviction
+	switch o := obj.(type) {
 	case *policyv1.Eviction:
-		return ev, nil
+		ev = o
 	case *policyv1beta1.Eviction:
-		return &policyv1.Eviction{ObjectMeta: ev.ObjectMeta, DeleteOptions: ev.DeleteOptions}, nil
+		ev = &policyv1.Eviction{ObjectMeta: o.ObjectMeta, DeleteOptions: o.DeleteOptions}
+	default:
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a Eviction object: %s", obj.GetObjectKind().GroupVersionKind().Kind))
 	}
-	return nil, apierrors.NewBadRequest(fmt.Sprintf("not a Eviction object: %s", gvk.Kind))
+	if ev.Namespace != "" && ev.Namespace != ns {
+		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	ev.Namespace = ns
+	if ev.Name != name {
+		return nil, apierrors.NewBadRequest("name in URL does not match name in Eviction object")
+	}
+	// The API layer has refused any dryRun value but All.
+	var reqDryRun []string
+	if dryRun {
+		reqDryRun = []string{metav1.DryRunAll}
+	}
+	opts, err := evictionDeleteOptions(ev, reqDryRun)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Admit(ctx, corev1.SchemeGroupVersion.WithResource("pods"), ns, name, "eviction", ev, len(opts.DryRun) > 0); err != nil {
+		return nil, err
+	}
+	return evict(ctx, env, ns, name, opts)
 }
 
 // evictionDeleteOptions are the Eviction's deleteOptions with the
@@ -199,13 +152,15 @@ func mustKeepVersion(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil
 }
 
-var evicted = &metav1.Status{Status: metav1.StatusSuccess}
+// evicted is the answer to an eviction that deleted the pod.
+func evicted() *metav1.Status { return &metav1.Status{Status: metav1.StatusSuccess} }
 
 // evict runs one eviction; see the comment at the top of the file.
-func (h *resourceHandler) evict(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (*metav1.Status, error) {
+func evict(ctx context.Context, env Env, ns, name string, opts *metav1.DeleteOptions) (*metav1.Status, error) {
+	pods := env.Store(podsGR)
 	var pod *corev1.Pod
 	for attempt := 0; ; attempt++ {
-		obj, err := h.get(ctx, ns, name)
+		obj, err := pods.Get(ctx, ns, name)
 		if err != nil {
 			return nil, err
 		}
@@ -217,17 +172,17 @@ func (h *resourceHandler) evict(ctx context.Context, ns, name string, opts *meta
 		if mustKeepVersion(pod) && resourceVersionUnset(opts) {
 			del = withResourceVersion(opts, pod.ResourceVersion)
 		}
-		err = h.markAndDelete(ctx, pod, del)
+		err = markAndDelete(ctx, env, pods, pod, del)
 		if apierrors.IsConflict(err) && resourceVersionUnset(opts) && attempt < 20 {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return evicted, nil
+		return evicted(), nil
 	}
 
-	pdbs, err := h.matchingPDBs(ctx, pod)
+	pdbs, err := matchingPDBs(ctx, env, pod)
 	if err != nil {
 		return nil, err
 	}
@@ -245,28 +200,27 @@ func (h *resourceHandler) evict(ctx context.Context, ns, name string, opts *meta
 			// as long as it is still unready when it goes.
 			unready = true
 			del = withResourceVersion(opts, pod.ResourceVersion)
-		} else if err := h.spendDisruption(ctx, pdb.Namespace, pdb.Name, pod.Name, len(opts.DryRun) > 0); err != nil {
+		} else if err := spendDisruption(ctx, env, pdb.Namespace, pdb.Name, pod.Name, len(opts.DryRun) > 0); err != nil {
 			return nil, err
 		}
 	}
-	if err := h.markAndDelete(ctx, pod, del); err != nil {
+	if err := markAndDelete(ctx, env, pods, pod, del); err != nil {
 		if apierrors.IsConflict(err) && unready && resourceVersionUnset(opts) {
 			return nil, tooManyRequests(pdbs[0].Name)
 		}
 		return nil, err
 	}
-	return evicted, nil
+	return evicted(), nil
 }
 
 // matchingPDBs lists the budgets of the pod's namespace whose selector
 // matches its labels; an empty or invalid selector matches nothing here.
-func (h *resourceHandler) matchingPDBs(ctx context.Context, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
-	ph := h.s.handler(pdbGVR)
-	ok := ph != nil
-	if !ok {
+func matchingPDBs(ctx context.Context, env Env, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
+	store := env.Store(pdbGR)
+	if store == nil {
 		return nil, nil
 	}
-	objs, _, err := ph.list(ctx, pod.Namespace, selection{labels: labels.Everything(), fields: fields.Everything()}, storage.ListOptions{})
+	objs, err := store.List(ctx, pod.Namespace, labels.Everything())
 	if err != nil {
 		return nil, err
 	}
@@ -290,9 +244,8 @@ func (h *resourceHandler) matchingPDBs(ctx context.Context, pod *corev1.Pod) ([]
 // disruptedPods, in a write conditional on the budget not having changed
 // since it was read (re-read and re-checked on a conflict). A dry run
 // checks without writing.
-func (h *resourceHandler) spendDisruption(ctx context.Context, ns, name, podName string, dryRun bool) error {
-	ph := h.s.handler(pdbGVR)
-	_, err := ph.update(ctx, ns, name, "status", dryRun, func(current runtime.Object) (runtime.Object, error) {
+func spendDisruption(ctx context.Context, env Env, ns, name, podName string, dryRun bool) error {
+	_, err := env.Store(pdbGR).Update(ctx, ns, name, "status", dryRun, func(current runtime.Object) (runtime.Object, error) {
 		pdb := current.(*policyv1.PodDisruptionBudget)
 		st := &pdb.Status
 		switch {
@@ -305,7 +258,7 @@ func (h *resourceHandler) spendDisruption(ctx context.Context, ns, name, podName
 		case st.DisruptionsAllowed == 0:
 			return nil, budgetExhausted(pdb)
 		}
-		now := metav1.NewTime(h.s.clock.Now().Truncate(time.Second))
+		now := metav1.NewTime(env.Now().Truncate(time.Second))
 		st.DisruptionsAllowed--
 		if st.DisruptionsAllowed == 0 {
 			apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
@@ -318,7 +271,7 @@ func (h *resourceHandler) spendDisruption(ctx context.Context, ns, name, podName
 		}
 		st.DisruptedPods[podName] = now
 		// The write is conditional on the revision read; on a conflict
-		// update reads the budget again and this check runs anew.
+		// Update reads the budget again and this check runs anew.
 		pdb.ResourceVersion = ""
 		return pdb, nil
 	})
@@ -349,10 +302,10 @@ func tooManyRequests(pdbName string) error {
 // markAndDelete sets the pod's DisruptionTarget condition (unless dry
 // run), honouring the delete preconditions, then deletes it with opts. A
 // resourceVersion precondition follows the condition's own write.
-func (h *resourceHandler) markAndDelete(ctx context.Context, pod *corev1.Pod, opts *metav1.DeleteOptions) error {
+func markAndDelete(ctx context.Context, env Env, pods Store, pod *corev1.Pod, opts *metav1.DeleteOptions) error {
 	if len(opts.DryRun) == 0 {
 		podGR := schema.GroupResource{Resource: "Pod"}
-		out, err := h.update(ctx, pod.Namespace, pod.Name, "status", false, func(current runtime.Object) (runtime.Object, error) {
+		out, err := pods.Update(ctx, pod.Namespace, pod.Name, "status", false, func(current runtime.Object) (runtime.Object, error) {
 			cur := current.(*corev1.Pod)
 			if p := opts.Preconditions; p != nil {
 				if p.UID != nil && *p.UID != "" && *p.UID != cur.UID {
@@ -362,7 +315,7 @@ func (h *resourceHandler) markAndDelete(ctx context.Context, pod *corev1.Pod, op
 					return nil, apierrors.NewConflict(podGR, cur.Name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, cur.ResourceVersion))
 				}
 			}
-			setDisruptionTarget(cur, metav1.NewTime(h.s.clock.Now().Truncate(time.Second)))
+			setDisruptionTarget(cur, metav1.NewTime(env.Now().Truncate(time.Second)))
 			cur.ResourceVersion = ""
 			return cur, nil
 		})
@@ -374,7 +327,7 @@ func (h *resourceHandler) markAndDelete(ctx context.Context, pod *corev1.Pod, op
 			opts = withResourceVersion(opts, m.GetResourceVersion())
 		}
 	}
-	_, _, err := h.delete(ctx, pod.Namespace, pod.Name, opts)
+	_, _, err := pods.Delete(ctx, pod.Namespace, pod.Name, opts)
 	return err
 }
 
