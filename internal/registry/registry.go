@@ -3,7 +3,11 @@
 // create/update preparation, table columns, field selectors) that the one
 // generic REST implementation in internal/api applies to it.
 //
-// Adding a resource is adding a descriptor here, never a new handler.
+// Each kind is one *Resource literal in the kind_<group>.go file of its
+// group: descriptor, strategy and table together. Scope is stated once, by
+// Namespaced: All adds the metadata checks every resource gets, scoped by
+// it. Adding a resource is writing its literal and listing it in All
+// (resources.go), never a new handler.
 package registry
 
 import (
@@ -103,6 +107,12 @@ type Strategy struct {
 	// Subresources are writable subresources beyond status and scale
 	// (pods/ephemeralcontainers), by name.
 	Subresources map[string]SubresourceStrategy
+
+	// validatesMetadata is true for kinds whose own validation checks the
+	// object metadata (CustomResourceDefinitions, with
+	// apiextensions-apiserver's rules); All adds the generic metadata
+	// checks (withGenericChecks) to every other built-in kind.
+	validatesMetadata bool
 }
 
 // SubresourceStrategy is what an update through a subresource may do.
