@@ -82,14 +82,12 @@ func resourceDiscovery(resources []*registry.Resource) []apidiscoveryv2.APIResou
 		if res.HasScale {
 			sub("scale", scaleGV.WithKind("Scale"), statusVerbs)
 		}
-		for _, name := range res.ExtraSubresources {
-			if sr, ok := subresources[subresourceKey{res.GroupVersionResource().GroupResource(), name}]; ok {
-				gv := res.GroupVersion
-				if !sr.gv.Empty() {
-					gv = sr.gv
-				}
-				sub(name, gv.WithKind(sr.kind), sr.verbs)
+		for _, sr := range res.Subresources {
+			gv := res.GroupVersion
+			if !sr.GroupVersion.Empty() {
+				gv = sr.GroupVersion
 			}
+			sub(sr.Name, gv.WithKind(sr.Kind), sr.Verbs)
 		}
 		out = append(out, d)
 	}

@@ -497,23 +497,6 @@ func customPatchMediaTypeError() error {
 	}}
 }
 
-// markCRDForDeletion is what deleting a CustomResourceDefinition does
-// first, as kube's registry does: the cleanup finalizer, and the
-// Terminating condition saying the custom resources will go.
-func (h *resourceHandler) markCRDForDeletion(obj runtime.Object) {
-	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-	if !ok || crd.DeletionTimestamp != nil {
-		return
-	}
-	if !apihelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
-		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
-	}
-	apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
-		Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue,
-		Reason: "InstanceDeletionPending", Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
-	})
-}
-
 // customScale is the Scale of a custom resource, read at its definition's
 // scale paths.
 func (h *resourceHandler) customScaleOf(obj runtime.Object) (runtime.Object, error) {

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
@@ -177,11 +176,15 @@ func (h *resourceHandler) delete(ctx context.Context, ns, name string, opts *met
 	return nil, false, conflict(h.res, name)
 }
 
-// markForDeletion sets deletionTimestamp, the propagation finalizers and a
-// Namespace's Terminating phase when the object cannot go at once. It
-// returns false when the object can be removed now.
+// markForDeletion sets deletionTimestamp and the propagation finalizers,
+// and runs the kind's PrepareForDelete, when the object cannot go at
+// once: finalizers or a grace period hold it. It returns false when the
+// object can be removed now.
 func (h *resourceHandler) markForDeletion(obj runtime.Object, opts *metav1.DeleteOptions) bool {
-	h.markCRDForDeletion(obj)
+	strategy := h.res.Strategy
+	if strategy.PrepareForDelete != nil {
+		strategy.PrepareForDelete(obj)
+	}
 	m, _ := meta.Accessor(obj)
 	finalizers := m.GetFinalizers()
 	if m.GetDeletionTimestamp() == nil {
@@ -192,8 +195,11 @@ func (h *resourceHandler) markForDeletion(obj runtime.Object, opts *metav1.Delet
 			finalizers = addFinalizer(finalizers, metav1.FinalizerDeleteDependents)
 		}
 	}
-	grace := h.gracePeriod(obj, opts)
-	hold := len(finalizers) > 0 || grace > 0 || h.pendingSpecFinalizers(obj)
+	var grace int64
+	if strategy.GracePeriod != nil {
+		grace = strategy.GracePeriod(obj, opts)
+	}
+	hold := len(finalizers) > 0 || grace > 0 || h.holdsDeletion(obj)
 	if !hold {
 		return false
 	}
@@ -208,9 +214,6 @@ func (h *resourceHandler) markForDeletion(obj runtime.Object, opts *metav1.Delet
 		ts := metav1.NewTime(now.Add(time.Duration(grace) * time.Second))
 		m.SetDeletionTimestamp(&ts)
 		m.SetDeletionGracePeriodSeconds(&grace)
-	}
-	if ns, ok := obj.(*corev1.Namespace); ok {
-		ns.Status.Phase = corev1.NamespaceTerminating
 	}
 	return true
 }
@@ -236,36 +239,10 @@ func addFinalizer(fs []string, f string) []string {
 	return append(fs, f)
 }
 
-// gracePeriod is how long a Pod assigned to a node is given to stop
-// before it is removed: its kubelet then deletes it with grace 0. Other
-// objects have none.
-func (h *resourceHandler) gracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName == "" {
-		return 0
-	}
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		return 0
-	}
-	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
-	if opts.GracePeriodSeconds != nil {
-		grace = *opts.GracePeriodSeconds
-	}
-	if grace < 0 {
-		grace = 0
-	}
-	return grace
-}
-
-// pendingSpecFinalizers tells whether a Namespace still has spec
-// finalizers, which hold it in Terminating until removed through
-// /finalize.
-func (h *resourceHandler) pendingSpecFinalizers(obj runtime.Object) bool {
-	ns, ok := obj.(*corev1.Namespace)
-	return ok && len(ns.Spec.Finalizers) > 0
+// holdsDeletion tells whether the kind's own finalizers (a Namespace's
+// spec.finalizers) still hold a deleted object.
+func (h *resourceHandler) holdsDeletion(obj runtime.Object) bool {
+	return h.res.Strategy.HoldsDeletion != nil && h.res.Strategy.HoldsDeletion(obj)
 }
 
 func (h *resourceHandler) serveDeleteCollection(w http.ResponseWriter, r *http.Request, info *RequestInfo) {

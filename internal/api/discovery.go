@@ -128,12 +128,10 @@ func resourceList(gv schema.GroupVersion, resources []*registry.Resource) *metav
 				Name: res.Name + "/scale", Namespaced: res.Namespaced, Group: "autoscaling", Version: "v1", Kind: "Scale", Verbs: statusVerbs,
 			})
 		}
-		for _, sub := range res.ExtraSubresources {
-			if sr, ok := subresources[subresourceKey{res.GroupVersionResource().GroupResource(), sub}]; ok {
-				list.APIResources = append(list.APIResources, metav1.APIResource{
-					Name: res.Name + "/" + sub, Namespaced: res.Namespaced, Group: sr.gv.Group, Version: sr.gv.Version, Kind: sr.kind, Verbs: sr.verbs,
-				})
-			}
+		for _, sr := range res.Subresources {
+			list.APIResources = append(list.APIResources, metav1.APIResource{
+				Name: res.Name + "/" + sr.Name, Namespaced: res.Namespaced, Group: sr.GroupVersion.Group, Version: sr.GroupVersion.Version, Kind: sr.Kind, Verbs: sr.Verbs,
+			})
 		}
 	}
 	return list

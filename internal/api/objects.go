@@ -27,16 +27,16 @@ type objectCodec struct {
 	enc runtime.Encoder
 	// view converts to and from the stored kind when it differs from the
 	// served one; nil otherwise.
-	view *storedAs
+	view *registry.StorageView
 	// custom is set for a custom resource, whose objects are
 	// unstructured.
 	custom *customCodec
 }
 
-func newObjectCodec(res *registry.Resource, view *storedAs) *objectCodec {
+func newObjectCodec(res *registry.Resource, view *registry.StorageView) *objectCodec {
 	gv := res.GroupVersion
 	if view != nil {
-		gvks, _, _ := Scheme.ObjectKinds(view.new())
+		gvks, _, _ := Scheme.ObjectKinds(view.New())
 		gv = gvks[0].GroupVersion()
 	}
 	return &objectCodec{res: res, enc: Codecs.WithoutConversion().EncoderForVersion(storageSerializer, gv), view: view}
@@ -73,7 +73,7 @@ func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
 	}
 	var obj runtime.Object
 	if c.view != nil {
-		obj = c.view.new()
+		obj = c.view.New()
 	} else {
 		obj = c.New()
 	}
@@ -84,7 +84,7 @@ func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
 		return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
 	}
 	if c.view != nil {
-		obj = c.view.fromStored(obj)
+		obj = c.view.FromStored(obj)
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -100,7 +100,7 @@ func (c *objectCodec) encode(obj runtime.Object) ([]byte, error) {
 		return c.custom.encode(obj)
 	}
 	if c.view != nil {
-		obj = c.view.toStored(obj)
+		obj = c.view.ToStored(obj)
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {

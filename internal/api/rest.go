@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,12 +57,10 @@ type resourceHandler struct {
 
 func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
 	h := &resourceHandler{s: s, res: res, storageName: res.Name, alloc: s.allocatorFor(res.GroupResource())}
-	var view *storedAs
-	if res.GroupVersion.Group == "events.k8s.io" && res.Name == "events" {
-		view = eventsV1View
-		h.storageName = view.resource
+	if res.StoredAs != nil {
+		h.storageName = res.StoredAs.Resource
 	}
-	h.codec = newObjectCodec(res, view)
+	h.codec = newObjectCodec(res, res.StoredAs)
 	h.fieldKeys = map[string]bool{"metadata.name": true, "metadata.namespace": true}
 	if res.Strategy.Fields != nil {
 		for k := range res.Strategy.Fields(h.codec.New()) {
@@ -732,24 +729,26 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 			copyStatus(obj, current)
 		}
 	default:
-		if ss, ok := strategy.Subresources[sub]; ok {
+		sr := h.res.Subresource(sub)
+		switch {
+		case sr != nil && sr.Update != nil:
 			// Only what the subresource writes changes.
+			ss := sr.Update
 			next := ss.Merge(current.DeepCopyObject(), obj)
 			nm, _ := meta.Accessor(next)
 			nm.SetResourceVersion(m.GetResourceVersion())
 			obj, m = next, nm
 			strategy.PrepareForUpdate, strategy.ValidateUpdate = nil, ss.ValidateUpdate
+			if ss.Narrow {
+				// The API server's own narrow writes: the kind's
+				// defaulting and update strategy do not apply.
+				strategy = registry.Strategy{NoGeneration: true, ValidateUpdate: ss.ValidateUpdate}
+			}
+		case sr != nil && sr.Create != nil:
+			// A create subresource's write of its object (pods/binding)
+			// is the API server's own narrow write.
+			strategy = registry.Strategy{NoGeneration: true}
 		}
-	}
-	// Binding and finalize are the API server's own narrow writes: the
-	// type's update strategy does not apply to them.
-	system := sub == "binding" || sub == "finalize"
-	if system {
-		strategy = registry.Strategy{NoGeneration: true}
-	}
-	if ns, ok := obj.(*corev1.Namespace); ok && sub == "" {
-		// A Namespace's spec finalizers change only through /finalize.
-		ns.Spec.Finalizers = current.(*corev1.Namespace).Spec.Finalizers
 	}
 	if strategy.Default != nil {
 		strategy.Default(obj)
@@ -809,7 +808,7 @@ func (h *resourceHandler) tryUpdate(ctx context.Context, kv storage.KV, current,
 	if h.beforeWrite != nil {
 		h.beforeWrite(ctx, kv.Key)
 	}
-	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !h.pendingSpecFinalizers(obj) {
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !h.holdsDeletion(obj) {
 		// The last finalizer is gone: the object goes.
 		if _, err := h.s.store.Delete(ctx, kv.Key, kv.Revision); err != nil {
 			if errors.Is(err, storage.ErrConflict) && required == "" {

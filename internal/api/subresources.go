@@ -1,12 +1,10 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
+	"slices"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,106 +12,111 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/registry"
 )
 
-type subresourceKey struct {
-	gr  schema.GroupResource
-	sub string
-}
-
-type subresourceInfo struct {
-	kind  string
-	verbs metav1.Verbs
-	// gv is the group version of kind when it is not the resource's.
-	gv schema.GroupVersion
-}
-
-// subresources are the extra subresources served, by resource.
-var subresources = map[subresourceKey]subresourceInfo{
-	{schema.GroupResource{Resource: "pods"}, "binding"}:             {kind: "Binding", verbs: metav1.Verbs{"create"}},
-	{schema.GroupResource{Resource: "pods"}, "eviction"}:            {kind: "Eviction", verbs: metav1.Verbs{"create"}, gv: policyv1.SchemeGroupVersion},
-	{schema.GroupResource{Resource: "pods"}, "log"}:                 {kind: "Pod", verbs: metav1.Verbs{"get"}},
-	{schema.GroupResource{Resource: "pods"}, "ephemeralcontainers"}: {kind: "Pod", verbs: metav1.Verbs{"get", "patch", "update"}},
-	{schema.GroupResource{Resource: "pods"}, "exec"}:                {kind: "PodExecOptions", verbs: metav1.Verbs{"create", "get"}},
-	{schema.GroupResource{Resource: "pods"}, "attach"}:              {kind: "PodAttachOptions", verbs: metav1.Verbs{"create", "get"}},
-	{schema.GroupResource{Resource: "pods"}, "portforward"}:         {kind: "PodPortForwardOptions", verbs: metav1.Verbs{"create", "get"}},
-	{schema.GroupResource{Resource: "pods"}, "proxy"}:               {kind: "PodProxyOptions", verbs: proxyVerbs},
-	{schema.GroupResource{Resource: "services"}, "proxy"}:           {kind: "ServiceProxyOptions", verbs: proxyVerbs},
-	{schema.GroupResource{Resource: "nodes"}, "proxy"}:              {kind: "NodeProxyOptions", verbs: proxyVerbs},
-	{schema.GroupResource{Resource: "namespaces"}, "finalize"}:      {kind: "Namespace", verbs: metav1.Verbs{"update"}},
-	{schema.GroupResource{Resource: "serviceaccounts"}, "token"}:    {kind: "TokenRequest", verbs: metav1.Verbs{"create"}, gv: tokenRequestGV},
-}
-
-// proxyVerbs are the verbs of the proxy subresources in discovery.
-var proxyVerbs = metav1.Verbs{"create", "delete", "get", "patch", "update"}
-
-// proxyResources have a proxy subresource.
-var proxyResources = map[string]bool{"pods": true, "services": true, "nodes": true}
-
 func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	notFound := func() { writeError(w, r, errNoResource()) }
 	switch {
 	case info.Subresource == "status" && h.res.HasStatus:
-		switch info.Verb {
-		case "get":
-			h.serveGet(w, r, info)
-		case "update":
-			h.serveUpdate(w, r, info, "status")
-		case "patch":
-			h.servePatch(w, r, info, "status")
-		default:
-			writeError(w, r, apierrors.NewMethodNotSupported(h.res.GroupResource(), r.Method))
-		}
+		h.serveWritableView(w, r, info, metav1.Verbs{"get", "patch", "update"})
+		return
 	case info.Subresource == "scale" && h.res.HasScale:
 		h.serveScale(w, r, info)
-	case info.Subresource == "binding" && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
-		if info.Verb != "create" {
-			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/binding"}, r.Method))
-			return
-		}
-		h.serveBinding(w, r, info)
-	case info.Subresource == "eviction" && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
-		if info.Verb != "create" {
-			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/eviction"}, r.Method))
-			return
-		}
+		return
+	}
+	sr := h.res.Subresource(info.Subresource)
+	if sr == nil {
+		writeError(w, r, errNoResource())
+		return
+	}
+	if !slices.Contains(sr.Verbs, info.Verb) {
+		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + sr.Name}, r.Method))
+		return
+	}
+	switch {
+	case sr.Update != nil:
+		h.serveWritableView(w, r, info, sr.Verbs)
+	case sr.Create != nil:
+		h.serveSubresourceCreate(w, r, info, sr)
+	default:
+		h.serveLegacySubresource(w, r, info)
+	}
+}
+
+// serveLegacySubresource serves the subresources not yet described by
+// their descriptor's Create or Connect.
+func (h *resourceHandler) serveLegacySubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	switch info.Subresource {
+	case "eviction":
 		h.serveEviction(w, r, info)
-	case info.Subresource == "log" && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
-		if info.Verb != "get" {
-			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "pods/log"}, r.Method))
-			return
-		}
+	case "log":
 		h.serveLog(w, r, info)
-	case h.res.Strategy.Subresources[info.Subresource].Merge != nil:
-		switch info.Verb {
-		case "get":
-			h.serveGet(w, r, info)
-		case "update":
-			h.serveUpdate(w, r, info, info.Subresource)
-		case "patch":
-			h.servePatch(w, r, info, info.Subresource)
-		default:
-			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + info.Subresource}, r.Method))
-		}
-	case connectSubresources[info.Subresource] && h.res.Name == "pods" && h.res.GroupVersion.Group == "":
+	case "exec", "attach", "portforward":
 		h.serveConnect(w, r, info)
-	case info.Subresource == "proxy" && proxyResources[h.res.Name] && h.res.GroupVersion.Group == "":
+	case "proxy":
 		h.serveProxy(w, r, info)
-	case info.Subresource == "finalize" && h.res.Name == "namespaces" && h.res.GroupVersion.Group == "":
-		if info.Verb != "update" {
-			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "namespaces/finalize"}, r.Method))
-			return
-		}
-		h.serveFinalize(w, r, info)
-	case info.Subresource == "token" && h.res.Name == "serviceaccounts" && h.res.GroupVersion.Group == "":
-		if info.Verb != "create" {
-			writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Resource: "serviceaccounts/token"}, r.Method))
-			return
-		}
+	case "token":
 		h.serveTokenRequest(w, r, info)
 	default:
-		notFound()
+		writeError(w, r, errNoResource())
 	}
+}
+
+// serveWritableView serves a subresource that is a view of the object:
+// status, or one with an update strategy (pods/ephemeralcontainers,
+// namespaces/finalize).
+func (h *resourceHandler) serveWritableView(w http.ResponseWriter, r *http.Request, info *RequestInfo, verbs metav1.Verbs) {
+	if !slices.Contains(verbs, info.Verb) {
+		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + info.Subresource}, r.Method))
+		return
+	}
+	switch info.Verb {
+	case "get":
+		h.serveGet(w, r, info)
+	case "update":
+		h.serveUpdate(w, r, info, info.Subresource)
+	case "patch":
+		h.servePatch(w, r, info, info.Subresource)
+	}
+}
+
+// serveSubresourceCreate serves a create on a subresource: the body is
+// decoded as the subresource's kind and handed to its Create.
+func (h *resourceHandler) serveSubresourceCreate(w http.ResponseWriter, r *http.Request, info *RequestInfo, sr *registry.Subresource) {
+	wr, err := readWrite(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sinfo, err := inputSerializer(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	gv := sr.GroupVersion
+	if gv.Empty() {
+		gv = h.res.GroupVersion
+	}
+	def := gv.WithKind(sr.Kind)
+	obj, _, err := sinfo.Serializer.Decode(wr.body, &def, nil)
+	if err != nil {
+		writeError(w, r, cannotBeHandled(def, err))
+		return
+	}
+	out, err := sr.Create(r.Context(), serverEnv{h.s}, info.Namespace, info.Name, obj, wr.dryRun)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	code, outGV := http.StatusCreated, gv
+	if st, ok := out.(*metav1.Status); ok {
+		outGV = statusGV
+		if st.Code != 0 {
+			code = int(st.Code)
+		}
+	}
+	writeObject(w, wr.out, code, outGV, out)
 }
 
 var scaleGV = autoscalingv1.SchemeGroupVersion
@@ -274,104 +277,3 @@ func (h *resourceHandler) updateScale(w http.ResponseWriter, r *http.Request, in
 	})
 }
 
-func (h *resourceHandler) serveBinding(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	wr, err := readWrite(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	o, body := wr.out, wr.body
-	sinfo, err := inputSerializer(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var b corev1.Binding
-	def := corev1.SchemeGroupVersion.WithKind("Binding")
-	if _, _, err := sinfo.Serializer.Decode(body, &def, &b); err != nil {
-		writeError(w, r, apierrors.NewBadRequest(err.Error()))
-		return
-	}
-	gr := schema.GroupResource{Resource: "pods/binding"}
-	if b.Name != "" && b.Name != info.Name {
-		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, info.Name)))
-		return
-	}
-	if b.Target.Kind != "" && b.Target.Kind != "Node" {
-		writeError(w, r, apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name, field.ErrorList{
-			field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node"}),
-		}))
-		return
-	}
-	if b.Target.Name == "" {
-		writeError(w, r, apierrors.NewBadRequest("target.name: Required value"))
-		return
-	}
-	_, err = h.update(r.Context(), info.Namespace, info.Name, "binding", wr.dryRun, func(current runtime.Object) (runtime.Object, error) {
-		pod := current.(*corev1.Pod)
-		if pod.DeletionTimestamp != nil {
-			return nil, apierrors.NewConflict(gr, info.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
-		}
-		if pod.Spec.NodeName != "" {
-			return nil, apierrors.NewConflict(gr, info.Name, fmt.Errorf("pod %s is already assigned to node %q", pod.Name, pod.Spec.NodeName))
-		}
-		if b.UID != "" && b.UID != pod.UID {
-			return nil, apierrors.NewConflict(gr, info.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
-		}
-		pod.Spec.NodeName = b.Target.Name
-		setPodScheduled(pod, metav1.NewTime(h.s.clock.Now().Truncate(1e9)))
-		pod.ResourceVersion = ""
-		return pod, nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeObject(w, o, http.StatusCreated, statusGV, &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated})
-}
-
-// setPodScheduled sets the PodScheduled condition to True. A binding is
-// the one write to spec.nodeName and to this condition at once.
-func setPodScheduled(pod *corev1.Pod, now metav1.Time) {
-	for i := range pod.Status.Conditions {
-		c := &pod.Status.Conditions[i]
-		if c.Type == corev1.PodScheduled {
-			if c.Status != corev1.ConditionTrue {
-				c.Status, c.LastTransitionTime, c.Reason, c.Message = corev1.ConditionTrue, now, "", ""
-			}
-			return
-		}
-	}
-	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now})
-}
-
-// serveFinalize updates a Namespace's spec.finalizers, the one field
-// /finalize may change.
-func (h *resourceHandler) serveFinalize(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	wr, err := readWrite(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	o := wr.out
-	obj, err := h.decodeBody(w, r, wr.body)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	want := obj.(*corev1.Namespace)
-	out, err := h.update(r.Context(), "", info.Name, "finalize", wr.dryRun, func(current runtime.Object) (runtime.Object, error) {
-		ns := current.(*corev1.Namespace)
-		if want.ResourceVersion != "" && want.ResourceVersion != ns.ResourceVersion {
-			return nil, conflict(h.res, ns.Name)
-		}
-		ns.Spec.Finalizers = want.Spec.Finalizers
-		ns.ResourceVersion = ""
-		return ns, nil
-	})
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	writeObject(w, o, http.StatusOK, h.res.GroupVersion, out)
-}

@@ -269,7 +269,8 @@ func resourceRoutes(r *registry.Resource, types *runtime.Scheme) ([]route, error
 		routes = append(routes, route{path: item + "/scale",
 			ops: d.readWriteOps("scale", "scale of the specified "+kind, autoscalingv1.SchemeGroupVersion.WithKind("Scale"), scaleType, d.itemParams("Scale"))})
 	}
-	for _, sub := range r.ExtraSubresources {
+	for _, sr := range r.Subresources {
+		sub := sr.Name
 		switch sub {
 		case "binding":
 			bind := d.op("post", d.id("create", sub, "", r.Namespaced), "create binding of"+article(kind)+kind, "post",

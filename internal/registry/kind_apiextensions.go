@@ -59,6 +59,7 @@ var customResourceDefinitions = &Resource{
 		Default:          defaulter(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
 		PrepareForCreate: creator(func(crd *apiextensionsv1.CustomResourceDefinition) { addStoredVersion(crd) }),
 		PrepareForUpdate: updater(func(crd, _ *apiextensionsv1.CustomResourceDefinition) { addStoredVersion(crd) }),
+		PrepareForDelete: defaulter(markCRDForDeletion),
 		Validate: validator(func(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 			in, err := ToInternalCRD(crd)
 			if err != nil {
@@ -92,4 +93,20 @@ func addStoredVersion(crd *apiextensionsv1.CustomResourceDefinition) {
 			return
 		}
 	}
+}
+
+// markCRDForDeletion is what deleting a CustomResourceDefinition does
+// first, as kube's registry does: the cleanup finalizer, and the
+// Terminating condition saying the custom resources will go.
+func markCRDForDeletion(crd *apiextensionsv1.CustomResourceDefinition) {
+	if crd.DeletionTimestamp != nil {
+		return
+	}
+	if !apihelpers.CRDHasFinalizer(crd, apiextensionsv1.CustomResourceCleanupFinalizer) {
+		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
+	}
+	apihelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue,
+		Reason: "InstanceDeletionPending", Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+	})
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	"k8s.io/apimachinery/pkg/runtime"
 	"reflect"
 	"strconv"
 	"strings"
@@ -25,14 +26,17 @@ import (
 // the finalize subresource.
 var namespaces = &Resource{
 	GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace",
-	ShortNames: []string{"ns"}, HasStatus: true, DeleteReturnsObject: true,
+	ShortNames: []string{"ns"}, HasStatus: true, Subresources: namespaceSubresources, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default:          defaulter(defaultNamespace),
 		PrepareForCreate: creator(prepareNamespaceForCreate),
+		PrepareForUpdate: updater(prepareNamespaceForUpdate),
 		Validate:         validator(validateNamespace),
 		ValidateUpdate:   updateValidator(validateNamespaceUpdate),
 		NoGeneration:     true,
 		Fields:           selectable(namespaceFields),
+		HoldsDeletion:    namespaceHeldBySpecFinalizers,
+		PrepareForDelete: defaulter(func(ns *corev1.Namespace) { ns.Status.Phase = corev1.NamespaceTerminating }),
 		Table:            tables.Namespace.Convertor(nil),
 	},
 }
@@ -246,7 +250,7 @@ func secretFields(s *corev1.Secret) fields.Set {
 // metadata is checked.
 var serviceAccounts = &Resource{
 	GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount",
-	Namespaced: true, ShortNames: []string{"sa"}, ExtraSubresources: []string{"token"}, DeleteReturnsObject: true,
+	Namespaced: true, ShortNames: []string{"sa"}, Subresources: serviceAccountSubresources, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Validate: validator(func(sa *corev1.ServiceAccount) field.ErrorList {
 			return validateObjectMeta(&sa.ObjectMeta, true, nameIsDNSSubdomain)
@@ -264,7 +268,7 @@ var serviceAccounts = &Resource{
 // addresses, conditions) is accepted on create, as kubelets register with it.
 var nodes = &Resource{
 	GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node",
-	ShortNames: []string{"no"}, HasStatus: true, ExtraSubresources: []string{"proxy"},
+	ShortNames: []string{"no"}, HasStatus: true, Subresources: nodeSubresources,
 	Strategy: Strategy{
 		Default:            defaulter(defaultNode),
 		PrepareForCreate:   creator(prepareNodeForCreate),
@@ -550,4 +554,33 @@ func validateResourceQuotaUpdate(q, old *corev1.ResourceQuota) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("scopes"), q.Spec.Scopes, immutableMsg))
 	}
 	return errs
+}
+
+// prepareNamespaceForUpdate keeps spec.finalizers: they change only
+// through /finalize, as in kube's namespace strategy.
+func prepareNamespaceForUpdate(ns, old *corev1.Namespace) {
+	ns.Spec.Finalizers = old.Spec.Finalizers
+}
+
+// namespaceFinalize is namespaces/finalize: the one write of
+// spec.finalizers, the namespace controller's, which the kind's
+// defaulting and update validation do not touch.
+var namespaceFinalize = SubresourceStrategy{
+	Merge: func(current, sent runtime.Object) runtime.Object {
+		cur, ok := current.(*corev1.Namespace)
+		s, ok2 := sent.(*corev1.Namespace)
+		if ok && ok2 {
+			cur.Spec.Finalizers = s.Spec.Finalizers
+		}
+		return current
+	},
+	Narrow: true,
+}
+
+// namespaceHeldBySpecFinalizers tells whether a Namespace still has spec
+// finalizers, which hold it in Terminating until removed through
+// /finalize.
+func namespaceHeldBySpecFinalizers(obj runtime.Object) bool {
+	ns, ok := obj.(*corev1.Namespace)
+	return ok && len(ns.Spec.Finalizers) > 0
 }

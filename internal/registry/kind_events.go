@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
@@ -230,7 +231,7 @@ func coreEventFields(e *corev1.Event) fields.Set {
 // eventsEvents: events.k8s.io/v1 Events, with the strict rules.
 var eventsEvents = &Resource{
 	GroupVersion: eventsV1, Name: "events", SingularName: "event", Kind: "Event",
-	Namespaced: true, ShortNames: []string{"ev"},
+	Namespaced: true, ShortNames: []string{"ev"}, StoredAs: eventsV1View,
 	Strategy: Strategy{
 		Validate: validator(func(e *eventsv1.Event) field.ErrorList {
 			return validateEventStrict(eventsEventView(e))
@@ -260,4 +261,57 @@ func eventsEventFields(e *eventsv1.Event) fields.Set {
 		"reportingController":       e.ReportingController,
 		"type":                      e.Type,
 	}
+}
+
+// eventsV1View serves core Events as events.k8s.io/v1 Events, as
+// kube-apiserver does, so both APIs show the same events.
+var eventsV1View = &StorageView{
+	Resource: "events",
+	New:      func() runtime.Object { return &corev1.Event{} },
+	ToStored: func(obj runtime.Object) runtime.Object {
+		e := obj.(*eventsv1.Event)
+		c := &corev1.Event{
+			ObjectMeta:          e.ObjectMeta,
+			InvolvedObject:      e.Regarding,
+			Reason:              e.Reason,
+			Message:             e.Note,
+			Source:              e.DeprecatedSource,
+			FirstTimestamp:      e.DeprecatedFirstTimestamp,
+			LastTimestamp:       e.DeprecatedLastTimestamp,
+			Count:               e.DeprecatedCount,
+			Type:                e.Type,
+			EventTime:           e.EventTime,
+			Related:             e.Related,
+			Action:              e.Action,
+			ReportingController: e.ReportingController,
+			ReportingInstance:   e.ReportingInstance,
+		}
+		if e.Series != nil {
+			c.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
+		}
+		return c
+	},
+	FromStored: func(obj runtime.Object) runtime.Object {
+		c := obj.(*corev1.Event)
+		e := &eventsv1.Event{
+			ObjectMeta:               c.ObjectMeta,
+			EventTime:                c.EventTime,
+			ReportingController:      c.ReportingController,
+			ReportingInstance:        c.ReportingInstance,
+			Action:                   c.Action,
+			Reason:                   c.Reason,
+			Regarding:                c.InvolvedObject,
+			Related:                  c.Related,
+			Note:                     c.Message,
+			Type:                     c.Type,
+			DeprecatedSource:         c.Source,
+			DeprecatedFirstTimestamp: c.FirstTimestamp,
+			DeprecatedLastTimestamp:  c.LastTimestamp,
+			DeprecatedCount:          c.Count,
+		}
+		if c.Series != nil {
+			e.Series = &eventsv1.EventSeries{Count: c.Series.Count, LastObservedTime: c.Series.LastObservedTime}
+		}
+		return e
+	},
 }

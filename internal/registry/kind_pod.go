@@ -2,6 +2,8 @@ package registry
 
 import (
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"math"
 	"reflect"
 	"regexp"
@@ -22,14 +24,14 @@ import (
 // start Pending with their QoS class computed.
 var pods = &Resource{
 	GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod",
-	Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, ExtraSubresources: []string{"attach", "binding", "ephemeralcontainers", "eviction", "exec", "log", "portforward", "proxy"}, DeleteReturnsObject: true,
+	Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, Subresources: podSubresources, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default:          defaulter(defaultPod),
 		PrepareForCreate: creator(preparePodForCreate),
 		Validate:         validator(validatePod),
 		ValidateUpdate:   updateValidator(validatePodUpdate),
 		Fields:           selectable(podFields),
-		Subresources:     map[string]SubresourceStrategy{"ephemeralcontainers": podEphemeralContainers()},
+		GracePeriod:      podGracePeriod,
 		Table:            tables.Pod.Convertor(nil),
 	},
 }
@@ -270,4 +272,25 @@ func podFields(pod *corev1.Pod) fields.Set {
 		"status.podIP":             podIP,
 		"status.nominatedNodeName": pod.Status.NominatedNodeName,
 	}
+}
+
+// podGracePeriod is how long a Pod assigned to a node is given to stop
+// before it is removed: its kubelet then deletes it with grace 0. Pods
+// not yet scheduled, or already finished, go at once.
+func podGracePeriod(obj runtime.Object, opts *metav1.DeleteOptions) int64 {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return 0
+	}
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return 0
+	}
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if opts.GracePeriodSeconds != nil {
+		grace = *opts.GracePeriodSeconds
+	}
+	return max(grace, 0)
 }

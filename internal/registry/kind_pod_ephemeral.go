@@ -14,8 +14,8 @@ import (
 // kube's EphemeralContainersStrategy: only spec.ephemeralContainers
 // changes; existing ones may be neither removed nor changed, and the
 // new ones are checked as the pod's spec is.
-func podEphemeralContainers() SubresourceStrategy {
-	return SubresourceStrategy{
+func podEphemeralContainers() *SubresourceStrategy {
+	return &SubresourceStrategy{
 		Merge: func(current, sent runtime.Object) runtime.Object {
 			next, ok1 := current.(*corev1.Pod)
 			in, ok2 := sent.(*corev1.Pod)

@@ -87,31 +87,31 @@ func TestAllAndCreateOnlyReturnCopiesCallersMayModify(t *testing.T) {
 			if len(r.ShortNames) > 0 {
 				r.ShortNames[0] = "changed"
 			}
-			if len(r.ExtraSubresources) > 0 {
-				r.ExtraSubresources[0] = "changed"
+			if len(r.Subresources) > 0 {
+				r.Subresources[0].Name = "changed"
+				if u := r.Subresources[0].Update; u != nil {
+					u.Narrow = !u.Narrow
+				}
 			}
 			if r.Strategy.Table != nil {
 				r.Strategy.Table.Columns[0].Name = "Changed"
 			}
-			if r.Strategy.Subresources != nil {
-				r.Strategy.Subresources["changed"] = SubresourceStrategy{}
-			}
 		}
 		for _, r := range list() {
-			if strings.Contains(r.Name, "changed") || slices.Contains(r.ShortNames, "changed") || slices.Contains(r.ExtraSubresources, "changed") {
+			if strings.Contains(r.Name, "changed") || slices.Contains(r.ShortNames, "changed") || r.Subresource("changed") != nil {
 				t.Errorf("%s: a change to an earlier copy shows", r.Name)
 			}
 			if r.Strategy.Table != nil && r.Strategy.Table.Columns[0].Name == "Changed" {
 				t.Errorf("%s: a change to an earlier copy's table shows", r.Name)
-			}
-			if _, ok := r.Strategy.Subresources["changed"]; ok {
-				t.Errorf("%s: a change to an earlier copy's subresources shows", r.Name)
 			}
 		}
 	}
 	for _, r := range All() {
 		if r.Name == "pods" && !r.Namespaced {
 			t.Error("pods lost its scope through an earlier copy")
+		}
+		if r.Name == "namespaces" && !r.Subresource("finalize").Update.Narrow {
+			t.Error("namespaces/finalize lost its narrowness through an earlier copy")
 		}
 	}
 }

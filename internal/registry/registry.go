@@ -13,6 +13,7 @@ package registry
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,14 +44,30 @@ type Resource struct {
 	HasStatus bool
 	// HasScale tells whether the resource has a scale subresource.
 	HasScale bool
-	// ExtraSubresources lists further subresources served for the resource
-	// ("binding", "log"), advertised in discovery.
-	ExtraSubresources []string
+	// Subresources are the resource's subresources beyond status and
+	// scale, in discovery order.
+	Subresources []Subresource
 	// DeleteReturnsObject tells whether DELETE answers with the deleted
 	// object rather than a Status, as kube's registries for this resource do.
 	DeleteReturnsObject bool
 	// Strategy holds the per-type behaviour.
 	Strategy Strategy
+	// StoredAs, when set, says the resource is a view of another stored
+	// kind (events.k8s.io Events are core Events in storage).
+	StoredAs *StorageView
+}
+
+// StorageView converts between a served kind and the kind it is stored
+// as, when the two differ, so that both APIs show the same objects.
+type StorageView struct {
+	// Resource is the stored resource's name in storage keys.
+	Resource string
+	// New returns an empty stored object.
+	New func() runtime.Object
+	// ToStored converts a served object to its stored form.
+	ToStored func(runtime.Object) runtime.Object
+	// FromStored converts a stored object to its served form.
+	FromStored func(runtime.Object) runtime.Object
 }
 
 // GroupResource returns the descriptor's group and resource, as used in
@@ -104,9 +121,19 @@ type Strategy struct {
 	// Table converts objects to server-side table rows; nil means the
 	// default Name/Age table.
 	Table *tables.TableConvertor
-	// Subresources are writable subresources beyond status and scale
-	// (pods/ephemeralcontainers), by name.
-	Subresources map[string]SubresourceStrategy
+	// GracePeriod is how many seconds an object is given before it is
+	// removed on delete (a scheduled Pod's termination grace period); nil
+	// or 0 removes it at once unless finalizers hold it.
+	GracePeriod func(obj runtime.Object, opts *metav1.DeleteOptions) int64
+	// HoldsDeletion tells whether kind-specific finalizers hold a deleted
+	// object beyond metadata.finalizers (a Namespace's spec.finalizers,
+	// removed through /finalize).
+	HoldsDeletion func(obj runtime.Object) bool
+	// PrepareForDelete adjusts an object that delete is about to mark
+	// rather than remove (a Namespace turns Terminating). It runs on every
+	// delete, before the decision, so it may also add finalizers that hold
+	// the object (a CustomResourceDefinition's cleanup finalizer).
+	PrepareForDelete func(obj runtime.Object)
 
 	// validatesMetadata is true for kinds whose own validation checks the
 	// object metadata (CustomResourceDefinitions, with
@@ -123,4 +150,7 @@ type SubresourceStrategy struct {
 	// ValidateUpdate validates the merged object against the stored one,
 	// in place of the main resource's update validation.
 	ValidateUpdate func(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// Narrow marks the API server's own narrow writes (namespaces/finalize):
+	// the kind's defaulting does not apply to them.
+	Narrow bool
 }

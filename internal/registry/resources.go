@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -84,14 +83,23 @@ func CreateOnly() []*Resource {
 }
 
 // clone returns a copy of r that shares nothing a caller could modify:
-// its slices, its subresource strategies and its table convertor are
-// copied too.
+// its slices, subresources, storage view and table convertor are copied
+// too.
 func (r *Resource) clone() *Resource {
 	c := *r
 	c.ShortNames = slices.Clone(r.ShortNames)
 	c.Categories = slices.Clone(r.Categories)
-	c.ExtraSubresources = slices.Clone(r.ExtraSubresources)
-	c.Strategy.Subresources = maps.Clone(r.Strategy.Subresources)
+	c.Subresources = slices.Clone(r.Subresources)
+	for i, sub := range c.Subresources {
+		if sub.Update != nil {
+			u := *sub.Update
+			c.Subresources[i].Update = &u
+		}
+	}
+	if r.StoredAs != nil {
+		v := *r.StoredAs
+		c.StoredAs = &v
+	}
 	if r.Strategy.Table != nil {
 		t := *r.Strategy.Table
 		t.Columns = slices.Clone(t.Columns)
