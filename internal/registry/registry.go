@@ -118,8 +118,9 @@ type Strategy struct {
 	// Fields returns the field-selector fields of an object beyond
 	// metadata.name and metadata.namespace.
 	Fields func(obj runtime.Object) fields.Set
-	// Table converts objects to server-side table rows; nil means the
-	// default Name/Age table.
+	// Table converts objects to server-side table rows. Every built-in
+	// kind states its own (tables.Default, Name/Age, for those minik has
+	// no specific table for); nil leaves the choice to the API layer.
 	Table *tables.TableConvertor
 	// GracePeriod is how many seconds an object is given before it is
 	// removed on delete (a scheduled Pod's termination grace period); nil
