@@ -3,51 +3,39 @@ package api
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/proxy"
 	translator "k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/streaming/pkg/httpstream/wsstream"
 
 	"minik/internal/auth"
+	"minik/internal/registry"
 )
 
-// The connect subresources of pods — exec, attach and portforward — are
-// proxied to the node agent's endpoint as kube-apiserver proxies them to
-// the kubelet (pkg/registry/core/pod/rest/subresources.go): the pod is
-// read, the container checked, and the request upgraded through
-// apimachinery's UpgradeAwareHandler to
-// http://<node>/{exec,attach}/<ns>/<pod>/<container> or /portForward/
-// <ns>/<pod>. kubectl's WebSocket protocols are translated as
-// kube-apiserver translates them for a kubelet that speaks SPDY only:
-// remote command v5.channel.k8s.io by k8s.io/apiserver's
-// StreamTranslatorHandler, port-forward v2.portforward.k8s.io by its
-// TunnelingHandler.
+// The connect subresources (exec, attach, portforward, log and the
+// proxies) are carried to where their descriptor's Connect says, as
+// kube-apiserver carries them to the kubelet or the backend:
+//   - ProxyStream and ProxyTunnel upgrade the request through
+//     apimachinery's UpgradeAwareHandler; kubectl's WebSocket protocols
+//     are translated as kube-apiserver translates them for a kubelet that
+//     speaks SPDY only: remote command v5.channel.k8s.io by
+//     k8s.io/apiserver's StreamTranslatorHandler, port-forward
+//     v2.portforward.k8s.io by its TunnelingHandler;
+//   - ProxyPath proxies the path below .../proxy, query and all, links in
+//     HTML answers rewritten to stay behind the proxy;
+//   - ProxyGet reads the target once and copies the answer as it comes.
 
-// connectSubresources are the pod subresources served by serveConnect.
-var connectSubresources = map[string]bool{"exec": true, "attach": true, "portforward": true}
-
-// nodeTransport reaches node agents for streams and proxies.
-var nodeTransport = logClient.Transport
-
-// serveConnect serves pods/exec, pods/attach and pods/portforward.
-func (h *resourceHandler) serveConnect(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
-	gr := schema.GroupResource{Resource: "pods/" + info.Subresource}
-	if r.Method != http.MethodGet && r.Method != http.MethodPost {
-		writeError(w, r, apierrors.NewMethodNotSupported(gr, r.Method))
-		return
-	}
+// serveSubresourceConnect serves a connect subresource.
+func (h *resourceHandler) serveSubresourceConnect(w http.ResponseWriter, r *http.Request, info *RequestInfo, sr *registry.Subresource) {
 	ctx := r.Context()
-	// kube 1.37 (AuthorizePodWebsocketUpgradeCreatePermission): a GET,
-	// as WebSocket clients send, must also be allowed to create.
-	if info.Verb != "create" {
+	if sr.UpgradeNeedsCreate && info.Verb != "create" {
+		// kube 1.37 (AuthorizePodWebsocketUpgradeCreatePermission): a GET,
+		// as WebSocket clients send, must also be allowed to create.
 		a := auth.Attributes{
 			User: auth.UserFrom(ctx), Verb: "create", IsResource: true,
 			APIGroup: info.APIGroup, APIVersion: info.APIVersion, Namespace: info.Namespace,
@@ -66,90 +54,81 @@ func (h *resourceHandler) serveConnect(w http.ResponseWriter, r *http.Request, i
 			return
 		}
 	}
-	obj, err := h.get(ctx, info.Namespace, info.Name)
+	loc, err := sr.Connect(ctx, serverEnv{h.s}, registry.ConnectRequest{Namespace: info.Namespace, Name: info.Name, Query: r.URL.Query()})
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	pod := obj.(*corev1.Pod)
-	q := r.URL.Query()
-	params := url.Values{}
-	var path string
-	switch info.Subresource {
-	case "exec", "attach":
-		container, err := podContainer(pod, q.Get("container"))
-		if err != nil {
-			writeError(w, r, err)
-			return
+	var handler http.Handler
+	switch loc.Mode {
+	case registry.ProxyStream:
+		up := proxy.NewUpgradeAwareHandler(loc.URL, nodeTransport, false, true, errorResponder{})
+		opts := translator.Options{Stdin: loc.Stdin, Stdout: loc.Stdout, Stderr: loc.Stderr, Tty: loc.TTY}
+		handler = translator.NewTranslatingHandler(up, translator.NewStreamTranslatorHandler(loc.URL, nodeTransport, 0, opts), wsstream.IsWebSocketRequestWithStreamCloseProtocol)
+	case registry.ProxyTunnel:
+		up := proxy.NewUpgradeAwareHandler(loc.URL, nodeTransport, false, true, errorResponder{})
+		handler = translator.NewTranslatingHandler(up, translator.NewTunnelingHandler(up), wsstream.IsWebSocketRequestWithTunnelingProtocol)
+	case registry.ProxyPath:
+		// The path after .../proxy, trailing slash and all.
+		marker := "/" + info.Resource + "/" + info.Name + "/" + info.Subresource
+		if i := strings.Index(r.URL.Path, marker); i >= 0 {
+			loc.URL.Path = r.URL.Path[i+len(marker):]
 		}
-		// The kubelet's names of the stream parameters (api.ExecStdinParam…).
-		for _, p := range [][2]string{{"stdin", "input"}, {"stdout", "output"}, {"stderr", "error"}, {"tty", "tty"}} {
-			if v := q.Get(p[0]); v != "" {
-				b, err := strconv.ParseBool(v)
-				if err != nil {
-					writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("%s: invalid value %q: %v", p[0], v, err)))
-					return
-				}
-				if b {
-					params.Set(p[1], "1")
-				}
-			}
-		}
-		if info.Subresource == "exec" {
-			params["command"] = q["command"]
-		}
-		path = fmt.Sprintf("/%s/%s/%s/%s", info.Subresource, pod.Namespace, pod.Name, container)
-	case "portforward":
-		var ports []string
-		for _, v := range q["ports"] {
-			for _, p := range strings.Split(v, ",") {
-				n, err := strconv.ParseUint(p, 10, 16)
-				if err != nil || n == 0 {
-					writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("ports: invalid port %q", p)))
-					return
-				}
-				ports = append(ports, p)
-			}
-		}
-		if len(ports) > 0 {
-			params.Set("port", strings.Join(ports, ","))
-		}
-		path = fmt.Sprintf("/portForward/%s/%s", pod.Namespace, pod.Name)
-	}
-	loc, err := h.s.podNodeURL(ctx, pod)
-	if err != nil {
-		writeError(w, r, err)
+		handler = proxy.NewUpgradeAwareHandler(loc.URL, proxyTransport, true, false, errorResponder{})
+	case registry.ProxyGet:
+		h.serveRemoteGet(w, r, loc)
 		return
-	}
-	loc.Path, loc.RawQuery = path, params.Encode()
-	var handler http.Handler = proxy.NewUpgradeAwareHandler(loc, nodeTransport, false, true, errorResponder{})
-	if info.Subresource == "portforward" {
-		handler = translator.NewTranslatingHandler(handler, translator.NewTunnelingHandler(handler), wsstream.IsWebSocketRequestWithTunnelingProtocol)
-	} else {
-		opts := translator.Options{
-			Stdin: params.Get("input") == "1", Stdout: params.Get("output") == "1",
-			Stderr: params.Get("error") == "1", Tty: params.Get("tty") == "1",
-		}
-		handler = translator.NewTranslatingHandler(handler, translator.NewStreamTranslatorHandler(loc, nodeTransport, 0, opts), wsstream.IsWebSocketRequestWithStreamCloseProtocol)
+	default:
+		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("%s/%s: unknown proxy mode %d", info.Resource, info.Subresource, loc.Mode)))
+		return
 	}
 	handler.ServeHTTP(hijackable{w}, r)
 }
 
-// podContainer is the container a stream is for: the one named, or the
-// pod's only container, with kube-apiserver's errors (validateContainer).
-func podContainer(pod *corev1.Pod, name string) (string, error) {
-	if name == "" {
-		switch len(pod.Spec.Containers) {
-		case 1:
-			return pod.Spec.Containers[0].Name, nil
-		case 0:
-			return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s", pod.Name))
-		}
-		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %s", pod.Name, podContainerNames(pod)))
+// serveRemoteGet reads a location once and copies its answer, flushing as
+// it comes (a followed log may not end). Errors of the node agent, Status
+// objects, are passed on.
+func (h *resourceHandler) serveRemoteGet(w http.ResponseWriter, r *http.Request, loc *registry.Location) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, loc.URL.String(), nil)
+	if err != nil {
+		writeError(w, r, apierrors.NewInternalError(err))
+		return
 	}
-	// The same membership test as pods/log: init, regular and ephemeral
-	// containers.
-	return logContainer(pod, name)
+	resp, err := logClient.Do(req)
+	if err != nil {
+		writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf("Get %q: %v", loc.URL.String(), err)))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+		return
+	}
+	w.Header().Set("Content-Type", loc.ContentType)
+	w.WriteHeader(http.StatusOK)
+	flushCopy(w, resp.Body)
+}
+
+// flushCopy copies a (possibly endless) stream, flushing as it goes.
+func flushCopy(w http.ResponseWriter, r io.Reader) {
+	f, _ := w.(http.Flusher)
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if f != nil {
+				f.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // errorResponder answers a proxy's errors as Status objects.

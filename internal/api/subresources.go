@@ -30,7 +30,10 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 		writeError(w, r, errNoResource())
 		return
 	}
-	if !slices.Contains(sr.Verbs, info.Verb) {
+	// A connect subresource carries any method its target serves (OPTIONS
+	// through a proxy has no verb, as in kube, and only who may do
+	// anything may send it).
+	if !slices.Contains(sr.Verbs, info.Verb) && (info.Verb != "" || sr.Connect == nil) {
 		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + sr.Name}, r.Method))
 		return
 	}
@@ -39,6 +42,8 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 		h.serveWritableView(w, r, info, sr.Verbs)
 	case sr.Create != nil:
 		h.serveSubresourceCreate(w, r, info, sr)
+	case sr.Connect != nil:
+		h.serveSubresourceConnect(w, r, info, sr)
 	default:
 		h.serveLegacySubresource(w, r, info)
 	}
@@ -50,12 +55,6 @@ func (h *resourceHandler) serveLegacySubresource(w http.ResponseWriter, r *http.
 	switch info.Subresource {
 	case "eviction":
 		h.serveEviction(w, r, info)
-	case "log":
-		h.serveLog(w, r, info)
-	case "exec", "attach", "portforward":
-		h.serveConnect(w, r, info)
-	case "proxy":
-		h.serveProxy(w, r, info)
 	case "token":
 		h.serveTokenRequest(w, r, info)
 	default:
@@ -276,4 +275,3 @@ func (h *resourceHandler) updateScale(w http.ResponseWriter, r *http.Request, in
 		return out, nil
 	})
 }
-

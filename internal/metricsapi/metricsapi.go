@@ -55,9 +55,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"minik/internal/api"
-	"minik/internal/tables"
 	"minik/internal/registry"
 	"minik/internal/syncwait"
+	"minik/internal/tables"
 )
 
 // GroupVersion is the served group version, metrics.k8s.io/v1beta1.

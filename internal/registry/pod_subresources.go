@@ -23,24 +23,24 @@ var connectVerbs = metav1.Verbs{"create", "get"}
 // podSubresources are the subresources of pods beyond status, as
 // kube-apiserver serves them.
 var podSubresources = []Subresource{
-	{Name: "attach", Kind: "PodAttachOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true},
+	{Name: "attach", Kind: "PodAttachOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("attach")},
 	{Name: "binding", Kind: "Binding", Verbs: metav1.Verbs{"create"}, Create: createBinding},
 	{Name: "ephemeralcontainers", Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}, Update: podEphemeralContainers()},
 	{Name: "eviction", GroupVersion: policyv1.SchemeGroupVersion, Kind: "Eviction", Verbs: metav1.Verbs{"create"}},
-	{Name: "exec", Kind: "PodExecOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true},
-	{Name: "log", Kind: "Pod", Verbs: metav1.Verbs{"get"}},
-	{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true},
-	{Name: "proxy", Kind: "PodProxyOptions", Verbs: proxyVerbs},
+	{Name: "exec", Kind: "PodExecOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("exec")},
+	{Name: "log", Kind: "Pod", Verbs: metav1.Verbs{"get"}, Connect: connectLog},
+	{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectPortForward},
+	{Name: "proxy", Kind: "PodProxyOptions", Verbs: proxyVerbs, Connect: connectPodProxy},
 }
 
 // serviceSubresources are the subresources of services beyond status.
 var serviceSubresources = []Subresource{
-	{Name: "proxy", Kind: "ServiceProxyOptions", Verbs: proxyVerbs},
+	{Name: "proxy", Kind: "ServiceProxyOptions", Verbs: proxyVerbs, Connect: connectServiceProxy},
 }
 
 // nodeSubresources are the subresources of nodes beyond status.
 var nodeSubresources = []Subresource{
-	{Name: "proxy", Kind: "NodeProxyOptions", Verbs: proxyVerbs},
+	{Name: "proxy", Kind: "NodeProxyOptions", Verbs: proxyVerbs, Connect: connectNodeProxy},
 }
 
 // serviceAccountSubresources are the subresources of service accounts.

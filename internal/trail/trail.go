@@ -48,8 +48,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"minik/internal/api"
-	"minik/internal/tables"
 	"minik/internal/registry"
+	"minik/internal/tables"
 	v1 "minik/internal/trail/v1alpha1"
 )
 
