@@ -1,12 +1,9 @@
 package registry
 
 import (
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
-
-	"minik/internal/tables"
 )
 
 func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
@@ -27,54 +24,6 @@ func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 	}
 	if strings.Join(got, " ") != want {
 		t.Errorf("All() =\n%s\nwant\n%s", strings.Join(got, " "), want)
-	}
-}
-
-func TestEveryKindServesItsTable(t *testing.T) {
-	// want names each kind's table; kinds kube-apiserver has no printer
-	// for get CreatedAt, those minik has none for yet get Default.
-	want := map[string]tables.Table{
-		"v1/namespaces": tables.Namespace, "v1/pods": tables.Pod, "v1/services": tables.Service,
-		"v1/configmaps": tables.ConfigMap, "v1/secrets": tables.Secret, "v1/serviceaccounts": tables.ServiceAccount,
-		"v1/events": tables.CoreEvent, "v1/nodes": tables.Node, "v1/resourcequotas": tables.ResourceQuota,
-		"v1/limitranges": tables.Default, "v1/persistentvolumes": tables.PersistentVolume, "v1/persistentvolumeclaims": tables.PersistentVolumeClaim,
-		"apps/v1/deployments": tables.Deployment, "apps/v1/replicasets": tables.ReplicaSet, "apps/v1/statefulsets": tables.StatefulSet,
-		"apps/v1/daemonsets": tables.DaemonSet, "apps/v1/controllerrevisions": tables.ControllerRevision,
-		"batch/v1/cronjobs": tables.CronJob, "batch/v1/jobs": tables.Job, "discovery.k8s.io/v1/endpointslices": tables.EndpointSlice,
-		"networking.k8s.io/v1/ingresses": tables.Ingress, "networking.k8s.io/v1/ingressclasses": tables.IngressClass,
-		"policy/v1/poddisruptionbudgets":                                    tables.PodDisruptionBudget,
-		"rbac.authorization.k8s.io/v1/roles":                                tables.CreatedAt,
-		"rbac.authorization.k8s.io/v1/rolebindings":                         tables.RoleBinding,
-		"rbac.authorization.k8s.io/v1/clusterroles":                         tables.CreatedAt,
-		"rbac.authorization.k8s.io/v1/clusterrolebindings":                  tables.ClusterRoleBinding,
-		"coordination.k8s.io/v1/leases":                                     tables.Lease,
-		"events.k8s.io/v1/events":                                           tables.EventsV1Event,
-		"scheduling.k8s.io/v1/priorityclasses":                              tables.PriorityClass,
-		"storage.k8s.io/v1/storageclasses":                                  tables.StorageClass,
-		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":     tables.Default,
-		"admissionregistration.k8s.io/v1/validatingwebhookconfigurations":   tables.Default,
-		"admissionregistration.k8s.io/v1/validatingadmissionpolicies":       tables.Default,
-		"admissionregistration.k8s.io/v1/validatingadmissionpolicybindings": tables.Default,
-		"apiextensions.k8s.io/v1/customresourcedefinitions":                 tables.CreatedAt,
-		"gateway.networking.k8s.io/v1/gatewayclasses":                       tables.Default,
-		"gateway.networking.k8s.io/v1/gateways":                             tables.Default,
-		"gateway.networking.k8s.io/v1/httproutes":                           tables.Default,
-		"gateway.networking.k8s.io/v1/referencegrants":                      tables.Default,
-	}
-	for _, r := range All() {
-		key := r.GroupVersion.String() + "/" + r.Name
-		t.Run(key+" serves its kind's columns", func(t *testing.T) {
-			w, ok := want[key]
-			if !ok {
-				t.Fatalf("no expectation for %s", key)
-			}
-			if r.Strategy.Table == nil {
-				t.Fatal("no table")
-			}
-			if got, want := r.Strategy.Table.Columns, w.Convertor(nil).Columns; !reflect.DeepEqual(got, want) {
-				t.Errorf("columns = %v, want %v", got, want)
-			}
-		})
 	}
 }
 
