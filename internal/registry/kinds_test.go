@@ -1,9 +1,16 @@
 package registry
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
@@ -62,5 +69,40 @@ func TestAllAndCreateOnlyReturnCopiesCallersMayModify(t *testing.T) {
 		if r.Name == "namespaces" && !r.Subresource("finalize").Update.Narrow {
 			t.Error("namespaces/finalize lost its narrowness through an earlier copy")
 		}
+	}
+}
+
+// TestEveryKindsValidationAgreesWithItsScope guards the one scope that a
+// kind's own validation repeats: its metadata checks (validateObjectMeta,
+// as kube's type validation calls ValidateObjectMeta) take the scope as a
+// flag, which must be the descriptor's Namespaced. An object placed as
+// its descriptor says must draw no namespace error.
+func TestEveryKindsValidationAgreesWithItsScope(t *testing.T) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range All() {
+		t.Run(r.GroupVersion.String()+"/"+r.Name, func(t *testing.T) {
+			obj, err := s.New(r.GroupVersionKind())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.SetName("x")
+			if r.Namespaced {
+				m.SetNamespace("default")
+			}
+			for _, e := range r.Strategy.Validate(context.Background(), obj) {
+				if e.Field == "metadata.namespace" {
+					t.Errorf("Namespaced = %v, but validation says %v", r.Namespaced, e)
+				}
+			}
+		})
 	}
 }
