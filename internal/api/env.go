@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -33,6 +34,12 @@ func (e serverEnv) Store(gr schema.GroupResource) registry.Store {
 	}
 	return nil
 }
+
+// Allocator implements registry.Env.
+func (e serverEnv) Allocator(gr schema.GroupResource) registry.Allocator { return e.s.allocatorFor(gr) }
+
+// APIEndpoint implements registry.Env.
+func (e serverEnv) APIEndpoint() netip.AddrPort { return e.s.apiEndpoint }
 
 // Now implements registry.Env.
 func (e serverEnv) Now() time.Time { return e.s.clock.Now() }
@@ -83,6 +90,11 @@ func (st handlerStore) List(ctx context.Context, ns string, sel labels.Selector)
 // Update implements registry.Store.
 func (st handlerStore) Update(ctx context.Context, ns, name, sub string, dryRun bool, mut func(runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	return st.h.update(ctx, ns, name, sub, dryRun, mutation(mut))
+}
+
+// Create implements registry.Store.
+func (st handlerStore) Create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error) {
+	return st.h.create(ctx, ns, obj, dryRun)
 }
 
 // Delete implements registry.Store.

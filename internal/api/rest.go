@@ -45,7 +45,7 @@ type resourceHandler struct {
 	// fieldKeys are the field-selector fields the resource supports.
 	fieldKeys map[string]bool
 	// alloc reserves what objects hold outside their keys; nil for most.
-	alloc allocator
+	alloc registry.Allocator
 	// custom is set for a custom resource; gone is then closed when the
 	// handler stops serving (nil for built-in resources).
 	custom *customResource

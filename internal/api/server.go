@@ -26,6 +26,7 @@ import (
 	"minik/internal/admission"
 	"minik/internal/auth"
 	"minik/internal/registry"
+	"minik/internal/serviceips"
 	"minik/internal/storage"
 )
 
@@ -104,6 +105,14 @@ type Config struct {
 	WatchCacheSizes map[string]int
 }
 
+// Default service ranges (serviceips'): a loopback block mirroring kube's
+// 10.96.0.0/12, so that with the Service proxy every ClusterIP is
+// reachable from the host, and kube's node-port range.
+const (
+	DefaultServiceClusterIPRange = serviceips.DefaultClusterIPRange
+	DefaultServiceNodePortRange  = serviceips.DefaultNodePortRange
+)
+
 // VersionInfo is the body of /version.
 type VersionInfo struct {
 	Major          string `json:"major"`
@@ -149,9 +158,10 @@ type Server struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	// allocators reserve what objects hold outside their own keys, by
-	// resource; services is the Service one.
-	allocators map[schema.GroupResource]allocator
-	services   *serviceAllocator
+	// resource (the descriptors' NewAllocator).
+	allocators map[schema.GroupResource]registry.Allocator
+	// apiEndpoint is the address StartServices was given.
+	apiEndpoint netip.AddrPort
 	// background counts the goroutines StartServices runs; Stop waits.
 	background sync.WaitGroup
 
@@ -203,10 +213,6 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	services, err := newServiceAllocator(cfg.Store, cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange, cfg.Clock, cfg.Logger)
-	if err != nil {
-		return nil, fmt.Errorf("api: %w", err)
-	}
 	s := &Server{
 		cfg:        cfg,
 		store:      cfg.Store,
@@ -215,8 +221,20 @@ func New(cfg Config) (*Server, error) {
 		builtin:    newRouteTable(),
 		stopping:   make(chan struct{}),
 		limit:      newInflightLimit(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight),
-		services:   services,
-		allocators: map[schema.GroupResource]allocator{{Resource: "services"}: services},
+		allocators: map[schema.GroupResource]registry.Allocator{},
+	}
+	for _, res := range cfg.Resources {
+		if res.NewAllocator == nil {
+			continue
+		}
+		a, err := res.NewAllocator(registry.AllocatorConfig{
+			Store: cfg.Store, ServiceClusterIPRange: cfg.ServiceClusterIPRange, ServiceNodePortRange: cfg.ServiceNodePortRange,
+			Clock: cfg.Clock, Logger: cfg.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("api: allocator of %s: %w", res.GroupResource(), err)
+		}
+		s.allocators[res.GroupResource()] = a
 	}
 	for _, res := range cfg.Resources {
 		gvr := res.GroupVersionResource()
@@ -226,6 +244,7 @@ func New(cfg Config) (*Server, error) {
 		s.builtin.add(newResourceHandler(s, res), true)
 	}
 	s.routes.Store(s.builtin)
+	var err error
 	if !cfg.NoWatchCache {
 		if s.cache, err = storage.NewCacher(cfg.Store, storage.CacheConfig{Sizes: cfg.WatchCacheSizes, Logger: cfg.Logger.With("component", "watch-cache")}); err != nil {
 			return nil, fmt.Errorf("api: --watch-cache-sizes: %w", err)

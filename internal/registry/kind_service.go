@@ -22,7 +22,7 @@ import (
 // allocated values over updates that omit them.
 var services = &Resource{
 	GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service",
-	Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, DeleteReturnsObject: true,
+	Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, NewAllocator: newServiceAllocator, Maintain: serviceMaintenance, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default:          defaulter(defaultService),
 		PrepareForCreate: creator(prepareServiceForCreate),

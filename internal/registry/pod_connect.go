@@ -31,6 +31,8 @@ var (
 	podsResource     = schema.GroupResource{Resource: "pods"}
 	servicesResource = schema.GroupResource{Resource: "services"}
 	nodesResource    = schema.GroupResource{Resource: "nodes"}
+
+	endpointSlicesResource = schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}
 )
 
 // logParams are the pods/log parameters the node agent reads.

@@ -55,6 +55,13 @@ type Resource struct {
 	// StoredAs, when set, says the resource is a view of another stored
 	// kind (events.k8s.io Events are core Events in storage).
 	StoredAs *StorageView
+	// NewAllocator, when set, makes the allocator of what the resource's
+	// objects hold exclusively across the cluster (a Service's cluster
+	// IPs and node ports).
+	NewAllocator func(AllocatorConfig) (Allocator, error)
+	// Maintain is the API server's own upkeep of the resource's objects,
+	// run when it starts serving and then periodically.
+	Maintain []Maintenance
 }
 
 // StorageView converts between a served kind and the kind it is stored

@@ -83,8 +83,8 @@ func CreateOnly() []*Resource {
 }
 
 // clone returns a copy of r that shares nothing a caller could modify:
-// its slices, subresources, storage view and table convertor are copied
-// too.
+// its slices, subresources, upkeep, storage view and table convertor are
+// copied too.
 func (r *Resource) clone() *Resource {
 	c := *r
 	c.ShortNames = slices.Clone(r.ShortNames)
@@ -96,6 +96,7 @@ func (r *Resource) clone() *Resource {
 			c.Subresources[i].Update = &u
 		}
 	}
+	c.Maintain = slices.Clone(r.Maintain)
 	if r.StoredAs != nil {
 		v := *r.StoredAs
 		c.StoredAs = &v

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -115,6 +116,8 @@ type Store interface {
 	// the subresource sub ("" for the object itself), retrying on
 	// conflicts unless mut's result names a resourceVersion.
 	Update(ctx context.Context, ns, name, sub string, dryRun bool, mut func(current runtime.Object) (runtime.Object, error)) (runtime.Object, error)
+	// Create admits, validates and stores a new object.
+	Create(ctx context.Context, ns string, obj runtime.Object, dryRun bool) (runtime.Object, error)
 	// Delete deletes an object, or marks it for deletion; deleted tells
 	// which.
 	Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (obj runtime.Object, deleted bool, err error)
@@ -124,6 +127,10 @@ type Store interface {
 type Env interface {
 	// Store is the store of a served resource, or nil.
 	Store(gr schema.GroupResource) Store
+	// Allocator is the allocator of a served resource, or nil.
+	Allocator(gr schema.GroupResource) Allocator
+	// APIEndpoint is the address the API server serves on.
+	APIEndpoint() netip.AddrPort
 	// Now is the server's clock.
 	Now() time.Time
 	// TokenIssuer signs service account tokens; nil when there is none.

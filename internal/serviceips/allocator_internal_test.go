@@ -1,4 +1,4 @@
-package api
+package serviceips
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestRepairReleasesLeaksAndRestoresMissingClaims(t *testing.T) {
 	t.Cleanup(db.Close)
 	store := storage.New(db.Client)
 	ports := utilnet.PortRange{Base: 30000, Size: 2768}
-	a, err := newServiceAllocator(store, netip.MustParsePrefix("127.96.0.0/12"), ports, clock.RealClock{}, slog.Default())
+	a, err := New(store, netip.MustParsePrefix("127.96.0.0/12"), ports, clock.RealClock{}, slog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRepairReleasesLeaksAndRestoresMissingClaims(t *testing.T) {
 		}
 		return err == nil
 	}
-	if err := a.repair(ctx); err != nil {
+	if err := a.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !exists(ipKey(netip.MustParseAddr("127.96.0.60"))) || !exists(portKey(30123)) {
@@ -65,7 +65,7 @@ func TestRepairReleasesLeaksAndRestoresMissingClaims(t *testing.T) {
 	if !exists(ipKey(netip.MustParseAddr("127.96.0.50"))) {
 		t.Fatal("the first repair released a claim that may belong to a Service being created")
 	}
-	if err := a.repair(ctx); err != nil {
+	if err := a.Repair(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if exists(ipKey(netip.MustParseAddr("127.96.0.50"))) {

@@ -1,6 +1,4 @@
-package api
-
-// Service cluster IPs and node ports.
+// Package serviceips allocates Services' cluster IPs and node ports.
 //
 // Each allocated value is one etcd key, claimed with a create-only
 // transaction: /registry/ipaddresses/<ip> holds a networking.k8s.io/v1
@@ -12,6 +10,7 @@ package api
 // Service stops holding the value; a repair pass releases claims no Service
 // holds (a crash between claiming and storing the Service) and restores
 // claims a Service holds but lacks.
+package serviceips
 
 import (
 	"context"
@@ -43,14 +42,14 @@ import (
 
 // Default service ranges.
 const (
-	// DefaultServiceClusterIPRange is where cluster IPs come from unless
+	// DefaultClusterIPRange is where cluster IPs come from unless
 	// configured otherwise: a loopback block, so that with the Service
 	// proxy on every ClusterIP is reachable from the host. It mirrors
 	// kube's 10.96.0.0/12 (the kubernetes Service gets 127.96.0.1) and
 	// stays clear of the per-node pod ranges, 127.<n>.0.0/16 for small n.
-	DefaultServiceClusterIPRange = "127.96.0.0/12"
-	// DefaultServiceNodePortRange is kube's node-port range.
-	DefaultServiceNodePortRange = "30000-32767"
+	DefaultClusterIPRange = "127.96.0.0/12"
+	// DefaultNodePortRange is kube's node-port range.
+	DefaultNodePortRange = "30000-32767"
 )
 
 // Allocation errors, worded as kube-apiserver's allocators word them.
@@ -174,9 +173,9 @@ func (r ipRange) family() corev1.IPFamily {
 	return corev1.IPv6Protocol
 }
 
-// serviceAllocator allocates Services' cluster IPs, node ports and health
+// Allocator allocates Services' cluster IPs, node ports and health
 // check node ports.
-type serviceAllocator struct {
+type Allocator struct {
 	store *storage.Store
 	ips   ipRange
 	ports utilnet.PortRange
@@ -191,7 +190,9 @@ type serviceAllocator struct {
 	suspects map[string]int64
 }
 
-func newServiceAllocator(store *storage.Store, ips netip.Prefix, ports utilnet.PortRange, clk clock.PassiveClock, log *slog.Logger) (*serviceAllocator, error) {
+// New returns an allocator of the cluster IPs of ips and the node ports
+// of ports, whose claims live in store.
+func New(store *storage.Store, ips netip.Prefix, ports utilnet.PortRange, clk clock.PassiveClock, log *slog.Logger) (*Allocator, error) {
 	r, err := newIPRange(ips)
 	if err != nil {
 		return nil, err
@@ -200,15 +201,15 @@ func newServiceAllocator(store *storage.Store, ips netip.Prefix, ports utilnet.P
 		return nil, fmt.Errorf("service node port range %q is not a valid port range", ports.String())
 	}
 	size := uint64(ports.Size)
-	return &serviceAllocator{
+	return &Allocator{
 		store: store, ips: r, ports: ports, clock: clk, log: log,
 		pblk:     block{size: size, static: staticBand(size, 16, 32, 128)},
 		suspects: map[string]int64{},
 	}, nil
 }
 
-// firstIP is the range's first usable address, the kubernetes Service's.
-func (a *serviceAllocator) firstIP() netip.Addr { return a.ips.at(1) }
+// FirstIP is the range's first usable address, the kubernetes Service's.
+func (a *Allocator) FirstIP() netip.Addr { return a.ips.at(1) }
 
 func ipKey(ip netip.Addr) string { return ipAddressPrefix + ip.Unmap().String() }
 
@@ -222,7 +223,7 @@ type portClaim struct {
 }
 
 // ipClaim returns the IPAddress object claiming ip for a Service.
-func (a *serviceAllocator) ipClaim(ip netip.Addr, ns, name string) ([]byte, error) {
+func (a *Allocator) ipClaim(ip netip.Addr, ns, name string) ([]byte, error) {
 	family := corev1.IPv4Protocol
 	if ip.Is6() && !ip.Is4In6() {
 		family = corev1.IPv6Protocol
@@ -261,7 +262,7 @@ func ownerOf(kv storage.KV) string {
 // claim creates a claim key for svc. It returns storage.ErrExists when
 // another Service holds the value; a claim the same Service already holds
 // (left by an earlier incarnation) is taken over, and mine is false.
-func (a *serviceAllocator) claim(ctx context.Context, key string, value []byte, svc *corev1.Service, dryRun bool) (mine bool, err error) {
+func (a *Allocator) claim(ctx context.Context, key string, value []byte, svc *corev1.Service, dryRun bool) (mine bool, err error) {
 	owner := svc.Namespace + "/" + svc.Name
 	if dryRun {
 		kv, err := a.store.Get(ctx, key)
@@ -286,7 +287,7 @@ func (a *serviceAllocator) claim(ctx context.Context, key string, value []byte, 
 }
 
 // releaseKey deletes a claim if it still names the Service.
-func (a *serviceAllocator) releaseKey(ctx context.Context, key, owner string) {
+func (a *Allocator) releaseKey(ctx context.Context, key, owner string) {
 	kv, err := a.store.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return
@@ -351,8 +352,13 @@ func holdings(s *corev1.Service) sets.Set[string] {
 	return out
 }
 
-// allocate implements allocator.
-func (a *serviceAllocator) allocate(ctx context.Context, obj, old runtime.Object, dryRun bool) (func(), error) {
+// noUndo is the undo of an allocation that reserved nothing.
+func noUndo() {}
+
+// Allocate reserves what a Service needs beyond what old (nil on create)
+// already holds and fills the allocated values into it. undo releases
+// exactly what this call reserved; with dryRun nothing is reserved.
+func (a *Allocator) Allocate(ctx context.Context, obj, old runtime.Object, dryRun bool) (func(), error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return noUndo, nil
@@ -382,8 +388,9 @@ func (a *serviceAllocator) allocate(ctx context.Context, obj, old runtime.Object
 	return undo, nil
 }
 
-// release implements allocator.
-func (a *serviceAllocator) release(ctx context.Context, old, obj runtime.Object) {
+// Release frees what old holds and obj (nil once old is deleted) does
+// not; failures are logged, and Repair finds what they leave behind.
+func (a *Allocator) Release(ctx context.Context, old, obj runtime.Object) {
 	oldSvc, ok := old.(*corev1.Service)
 	if !ok {
 		return
@@ -401,7 +408,7 @@ func invalidService(svc *corev1.Service, errs ...*field.Error) error {
 
 // checkFamilies refuses what a single-stack cluster cannot give, in
 // kube-apiserver's words.
-func (a *serviceAllocator) checkFamilies(svc *corev1.Service) error {
+func (a *Allocator) checkFamilies(svc *corev1.Service) error {
 	var errs field.ErrorList
 	spec := &svc.Spec
 	for i, f := range spec.IPFamilies {
@@ -418,7 +425,7 @@ func (a *serviceAllocator) checkFamilies(svc *corev1.Service) error {
 	return nil
 }
 
-func (a *serviceAllocator) allocateClusterIP(ctx context.Context, svc, old *corev1.Service, dryRun bool, claimed *[]string) error {
+func (a *Allocator) allocateClusterIP(ctx context.Context, svc, old *corev1.Service, dryRun bool, claimed *[]string) error {
 	if !needsClusterIP(svc) || isHeadless(svc) {
 		return nil
 	}
@@ -491,7 +498,7 @@ func (a *serviceAllocator) allocateClusterIP(ctx context.Context, svc, old *core
 }
 
 // usedIPs reads the claimed offsets of the range.
-func (a *serviceAllocator) usedIPs(ctx context.Context) (sets.Set[uint64], error) {
+func (a *Allocator) usedIPs(ctx context.Context) (sets.Set[uint64], error) {
 	res, err := a.store.List(ctx, ipAddressPrefix, storage.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -508,7 +515,7 @@ func (a *serviceAllocator) usedIPs(ctx context.Context) (sets.Set[uint64], error
 }
 
 // usedPorts reads the claimed node-port offsets.
-func (a *serviceAllocator) usedPorts(ctx context.Context) (sets.Set[uint64], error) {
+func (a *Allocator) usedPorts(ctx context.Context) (sets.Set[uint64], error) {
 	res, err := a.store.List(ctx, nodePortPrefix, storage.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -522,14 +529,14 @@ func (a *serviceAllocator) usedPorts(ctx context.Context) (sets.Set[uint64], err
 	return used, nil
 }
 
-func (a *serviceAllocator) portClaimValue(svc *corev1.Service, port int32) []byte {
+func (a *Allocator) portClaimValue(svc *corev1.Service, port int32) []byte {
 	b, _ := json.Marshal(portClaim{Namespace: svc.Namespace, Name: svc.Name, Port: port})
 	return b
 }
 
 // claimPort claims a requested node port. refused is kube's reason when
 // the port cannot be had; err is a storage failure.
-func (a *serviceAllocator) claimPort(ctx context.Context, svc *corev1.Service, port int32, dryRun bool, claimed *[]string) (refused string, err error) {
+func (a *Allocator) claimPort(ctx context.Context, svc *corev1.Service, port int32, dryRun bool, claimed *[]string) (refused string, err error) {
 	if !a.ports.Contains(int(port)) {
 		return fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %s", a.ports.String()), nil
 	}
@@ -546,7 +553,7 @@ func (a *serviceAllocator) claimPort(ctx context.Context, svc *corev1.Service, p
 }
 
 // nextPort claims a free node port.
-func (a *serviceAllocator) nextPort(ctx context.Context, svc *corev1.Service, used *sets.Set[uint64], dryRun bool, claimed *[]string) (int32, error) {
+func (a *Allocator) nextPort(ctx context.Context, svc *corev1.Service, used *sets.Set[uint64], dryRun bool, claimed *[]string) (int32, error) {
 	if *used == nil {
 		u, err := a.usedPorts(ctx)
 		if err != nil {
@@ -577,7 +584,7 @@ func (a *serviceAllocator) nextPort(ctx context.Context, svc *corev1.Service, us
 // Service a node port, as kube does: requested ones are claimed, ports
 // sharing a port number (TCP and UDP) share a node port, and those already
 // held are kept.
-func (a *serviceAllocator) allocateNodePorts(ctx context.Context, svc, old *corev1.Service, dryRun bool, claimed *[]string) error {
+func (a *Allocator) allocateNodePorts(ctx context.Context, svc, old *corev1.Service, dryRun bool, claimed *[]string) error {
 	held := sets.New[int32]()
 	if old != nil {
 		for _, p := range old.Spec.Ports {
@@ -647,11 +654,11 @@ func (a *serviceAllocator) allocateNodePorts(ctx context.Context, svc, old *core
 	return nil
 }
 
-// repair compares the claims with what the Services hold, at one
+// Repair compares the claims with what the Services hold, at one
 // revision: claims no Service holds are released once two passes in a row
 // found them unheld and unchanged (a Service being created claims before
 // it is stored), and claims a Service holds but lacks are restored.
-func (a *serviceAllocator) repair(ctx context.Context) error {
+func (a *Allocator) Repair(ctx context.Context) error {
 	svcs, err := a.store.List(ctx, "/registry/services/", storage.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("repair service allocations: %w", err)
