@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -24,12 +22,12 @@ import (
 // kubeconfig's (or --token's) identity; per-node identities need the node
 // bootstrap of a later issue.
 func newAgentCommand() *cobra.Command {
+	// The flags parse straight into nodes, the node pool's configuration,
+	// except the client's and the templates' (read from --node-config).
 	var (
-		apiServer, kubeconfig, token, prefix, dataDir, nodeConfig, policy, logLevel string
-		nodes, port                                                                 int
-		speed                                                                       float64
-		clusterDNS                                                                  []string
-		clusterDomain, resolvConf                                                   string
+		nodes                                    nodeagent.Config
+		apiServer, kubeconfig, token, nodeConfig string
+		logs                                     logOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -40,11 +38,10 @@ func newAgentCommand() *cobra.Command {
 			"agent runs on the API server's host.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level %q: %w", logLevel, err)
+			logger, err := logs.logger()
+			if err != nil {
+				return err
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			rules := clientcmd.NewDefaultClientConfigLoadingRules()
 			rules.ExplicitPath = kubeconfig
 			overrides := &clientcmd.ConfigOverrides{}
@@ -58,22 +55,14 @@ func newAgentCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--kubeconfig: %w", err)
 			}
-			imagePolicy, err := runtime.ParseImagePolicy(policy)
-			if err != nil {
-				return fmt.Errorf("--image-policy: %w", err)
-			}
-			var templates []corev1.Node
 			if nodeConfig != "" {
-				if templates, err = nodeagent.LoadNodeTemplates(nodeConfig); err != nil {
+				if nodes.Templates, err = nodeagent.LoadNodeTemplates(nodeConfig); err != nil {
 					return err
 				}
 			}
-			pool, err := nodeagent.New(nodeagent.Config{
-				Nodes: nodes, NamePrefix: prefix, Templates: templates, DataDir: dataDir,
-				ImagePolicy: imagePolicy, Timing: nodeagent.Timing{Speed: speed}, KubeletPort: port, Logger: logger,
-				ClusterDNS: clusterDNS, ClusterDomain: clusterDomain, ResolvConf: resolvConf,
-				ClientConfig: func(string) (*rest.Config, error) { return rest.CopyConfig(rc), nil },
-			})
+			nodes.Logger = logger
+			nodes.ClientConfig = func(string) (*rest.Config, error) { return rest.CopyConfig(rc), nil }
+			pool, err := nodeagent.New(nodes)
 			if err != nil {
 				return err
 			}
@@ -82,7 +71,7 @@ func newAgentCommand() *cobra.Command {
 			go func() {
 				select {
 				case <-pool.Ready():
-					fmt.Fprintf(cmd.OutOrStdout(), "minikd agent: %d nodes ready: %v\n", nodes, pool.Names())
+					fmt.Fprintf(cmd.OutOrStdout(), "minikd agent: %d nodes ready: %v\n", nodes.Nodes, pool.Names())
 				case <-ctx.Done():
 				}
 			}()
@@ -93,16 +82,16 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&apiServer, "server", "", "URL of the API server (default: the kubeconfig's)")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig whose credentials the nodes use (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&token, "token", "", "bearer token the nodes use instead of the kubeconfig's credentials")
-	f.IntVar(&nodes, "nodes", 2, "simulated nodes to run")
-	f.StringVar(&prefix, "name-prefix", "agent-node-", "node names are <prefix>1 … <prefix>N")
-	f.StringVar(&dataDir, "data-dir", filepath.Join(server.DefaultDataDir(), "agent"), "directory of the nodes' container logs")
 	f.StringVar(&nodeConfig, "node-config", "", "file of Node templates (YAML): labels, taints, capacity, nodeInfo")
-	f.StringVar(&policy, "image-policy", "catalog", "simulated registry: 'catalog' or 'strict'")
-	f.Float64Var(&speed, "simulation-speed", 1, "divides the nodes' simulated durations")
-	f.IntVar(&port, "kubelet-port", 10250, "port of each node's endpoint on its loopback address")
-	f.StringSliceVar(&clusterDNS, "cluster-dns", nil, "nameservers of pods with dnsPolicy ClusterFirst: the kube-dns Service's ClusterIP (kubectl -n kube-system get svc kube-dns)")
-	f.StringVar(&clusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
-	f.StringVar(&resolvConf, "resolv-conf", "/etc/resolv.conf", "the nodes' resolver file, the base of pods' with dnsPolicy Default; empty for none")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.IntVar(&nodes.Nodes, "nodes", 2, "simulated nodes to run")
+	f.StringVar(&nodes.NamePrefix, "name-prefix", "agent-node-", "node names are <prefix>1 … <prefix>N")
+	f.StringVar(&nodes.DataDir, "data-dir", filepath.Join(server.DefaultDataDir(), "agent"), "directory of the nodes' container logs")
+	f.StringVar((*string)(&nodes.ImagePolicy), "image-policy", string(runtime.PolicyCatalog), "simulated registry: 'catalog' or 'strict'")
+	f.Float64Var(&nodes.Timing.Speed, "simulation-speed", 1, "divides the nodes' simulated durations")
+	f.IntVar(&nodes.KubeletPort, "kubelet-port", 10250, "port of each node's endpoint on its loopback address")
+	f.StringSliceVar(&nodes.ClusterDNS, "cluster-dns", nil, "nameservers of pods with dnsPolicy ClusterFirst: the kube-dns Service's ClusterIP (kubectl -n kube-system get svc kube-dns)")
+	f.StringVar(&nodes.ClusterDomain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
+	f.StringVar(&nodes.ResolvConf, "resolv-conf", "/etc/resolv.conf", "the nodes' resolver file, the base of pods' with dnsPolicy Default; empty for none")
+	logs.bind(f)
 	return cmd
 }

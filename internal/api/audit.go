@@ -16,10 +16,10 @@ import (
 	"sync"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	auditinternal "k8s.io/apiserver/pkg/apis/audit"
@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"minik/internal/auth"
+	"minik/internal/registry"
 )
 
 // Audit is a stage of the handler chain: every request ends in one
@@ -155,18 +156,27 @@ func (p *AuditPolicy) levelFor(u *auth.User, info *RequestInfo, stage auditv1.St
 	return AuditLevel(cfg.Level), slices.Contains(cfg.OmitStages, auditinternal.Stage(stage))
 }
 
-// secretBearing tells whether a request's bodies carry credentials: they
-// are never recorded.
-func secretBearing(info *RequestInfo) bool {
-	switch {
-	case info.APIGroup == "" && info.Resource == "secrets":
-		return true
-	case info.APIGroup == "" && info.Resource == "serviceaccounts" && info.Subresource == "token":
-		return true
-	case info.APIGroup == authenticationv1.GroupName && info.Resource == "tokenreviews":
-		return true
+// secretBearing tells whether a request's bodies carry credentials, as
+// its resource's or subresource's descriptor says.
+func (s *Server) secretBearing(info *RequestInfo) bool {
+	if !info.IsResourceRequest {
+		return false
 	}
-	return false
+	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
+	var res *registry.Resource
+	if h := s.handler(gvr); h != nil {
+		res = h.res
+	} else if c, ok := s.createOnly[gvr]; ok {
+		res = c.h.res
+	}
+	if res == nil {
+		return false
+	}
+	if info.Subresource != "" {
+		sr := res.Subresource(info.Subresource)
+		return sr != nil && sr.SecretBearing
+	}
+	return res.SecretBearing
 }
 
 // Auditor writes audit events as JSON lines, in the background: requests
@@ -278,6 +288,9 @@ type auditRecord struct {
 	level      AuditLevel
 	omit       bool
 	annotation map[string]string
+	// secretBearing is set when the request's bodies carry credentials
+	// (its descriptor says so): they are never recorded.
+	secretBearing bool
 
 	reqBody  *cappedBuffer
 	code     int
@@ -297,7 +310,7 @@ func (s *Server) auditBegin(w http.ResponseWriter, r *http.Request, info *Reques
 		id = uuid.NewUUID()
 	}
 	w.Header().Set("Audit-Id", string(id))
-	return &auditRecord{ResponseWriter: w, a: s.cfg.Audit, r: r, info: info, start: start, now: s.clock.Now, id: id}
+	return &auditRecord{ResponseWriter: w, a: s.cfg.Audit, r: r, info: info, start: start, now: s.clock.Now, id: id, secretBearing: s.secretBearing(info)}
 }
 
 // authenticated decides the level, now that the user is known, and starts
@@ -309,7 +322,7 @@ func (rec *auditRecord) authenticated(u *auth.User) {
 	}
 	rec.user = u
 	rec.level, rec.omit = rec.a.policy.levelFor(u, rec.info, StageResponseComplete)
-	if secretBearing(rec.info) && !atLeast(AuditMetadata, rec.level) {
+	if rec.secretBearing && !atLeast(AuditMetadata, rec.level) {
 		rec.level = AuditMetadata
 	}
 	if rec.level == AuditNone || rec.omit || rec.r.Body == nil {

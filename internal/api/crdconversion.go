@@ -6,18 +6,13 @@ import (
 	"net/url"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"minik/internal/admission/webhook"
-	"minik/internal/storage"
+	"minik/internal/registry"
 )
 
 // Custom resources are converted between the versions of their definition
@@ -71,36 +66,14 @@ func convertCustom(conv runtime.ObjectConvertor, u *unstructured.Unstructured, g
 	return c, nil
 }
 
-// serviceResolver finds a webhook's Service and its EndpointSlices in
-// storage and dials what admission webhooks dial (webhook.ServiceAddress):
-// a ready endpoint, as kube-apiserver with --enable-aggregator-routing.
+// serviceResolver reaches Services as admission and conversion webhooks
+// do (registry.ServiceEndpoint): a ready endpoint, as kube-apiserver with
+// --enable-aggregator-routing.
 type serviceResolver struct{ s *Server }
 
 // ResolveEndpoint implements k8s.io/apiserver's webhook.ServiceResolver.
 func (r serviceResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), crdConversionTimeout)
 	defer cancel()
-	sh := r.s.handler(corev1.SchemeGroupVersion.WithResource("services"))
-	eh := r.s.handler(discoveryv1.SchemeGroupVersion.WithResource("endpointslices"))
-	if sh == nil || eh == nil {
-		return nil, fmt.Errorf("services and endpointslices are not served")
-	}
-	obj, err := sh.get(ctx, namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	sel := selection{labels: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name}), fields: fields.Everything()}
-	objs, _, err := eh.list(ctx, namespace, sel, storage.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	slices := make([]*discoveryv1.EndpointSlice, 0, len(objs))
-	for _, o := range objs {
-		slices = append(slices, o.(*discoveryv1.EndpointSlice))
-	}
-	addr, err := webhook.ServiceAddress(obj.(*corev1.Service), port, slices)
-	if err != nil {
-		return nil, err
-	}
-	return &url.URL{Scheme: "https", Host: addr}, nil
+	return registry.ServiceEndpoint(ctx, serverEnv{r.s}, namespace, name, port)
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/netip"
-	"net/url"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,11 +61,6 @@ func (e serverEnv) Admit(ctx context.Context, gvr schema.GroupVersionResource, n
 		return err
 	}
 	return e.s.chain.Validate(ctx, attrs)
-}
-
-// ServiceEndpoint implements registry.Env.
-func (e serverEnv) ServiceEndpoint(_ context.Context, ns, name string, port int32) (*url.URL, error) {
-	return serviceResolver{e.s}.ResolveEndpoint(ns, name, port)
 }
 
 // handlerStore is a resource handler's read and write paths as a

@@ -15,4 +15,5 @@ var selfSubjectReviews = &Resource{
 // tokenReviews authenticates a bearer token for a client.
 var tokenReviews = &Resource{
 	GroupVersion: authenticationV1, Name: "tokenreviews", SingularName: "tokenreview", Kind: "TokenReview",
+	SecretBearing: true,
 }

@@ -148,7 +148,7 @@ func validateConfigMapUpdate(cm, old *corev1.ConfigMap) field.ErrorList {
 // and never stored.
 var secrets = &Resource{
 	GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret",
-	Namespaced: true,
+	Namespaced: true, SecretBearing: true,
 	Strategy: Strategy{
 		Default:        defaulter(defaultSecret),
 		Validate:       validator(validateSecret),

@@ -320,7 +320,7 @@ func connectServiceProxy(ctx context.Context, env Env, req ConnectRequest) (*Loc
 	if sp == nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("no service port %q found for service %q", port, svc.Name))
 	}
-	u, err := env.ServiceEndpoint(ctx, req.Namespace, name, sp.Port)
+	u, err := ServiceEndpoint(ctx, env, req.Namespace, name, sp.Port)
 	if err != nil {
 		return nil, err
 	}

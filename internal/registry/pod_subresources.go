@@ -45,7 +45,7 @@ var nodeSubresources = []Subresource{
 
 // serviceAccountSubresources are the subresources of service accounts.
 var serviceAccountSubresources = []Subresource{
-	{Name: "token", GroupVersion: authenticationv1.SchemeGroupVersion, Kind: "TokenRequest", Verbs: metav1.Verbs{"create"}},
+	{Name: "token", GroupVersion: authenticationv1.SchemeGroupVersion, Kind: "TokenRequest", Verbs: metav1.Verbs{"create"}, SecretBearing: true},
 }
 
 // namespaceSubresources are the subresources of namespaces beyond status.

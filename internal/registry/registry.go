@@ -47,6 +47,9 @@ type Resource struct {
 	// Subresources are the resource's subresources beyond status and
 	// scale, in discovery order.
 	Subresources []Subresource
+	// SecretBearing tells that the resource's bodies carry credentials
+	// (Secrets, TokenReviews): audit never records them.
+	SecretBearing bool
 	// DeleteReturnsObject tells whether DELETE answers with the deleted
 	// object rather than a Status, as kube's registries for this resource do.
 	DeleteReturnsObject bool

@@ -4,8 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"minik/internal/admission/webhook"
 	"minik/internal/serviceips"
 )
 
@@ -38,4 +44,37 @@ func ensureKubernetesService(ctx context.Context, env Env) error {
 		ip = netip.MustParseAddr("127.0.0.1")
 	}
 	return serviceips.EnsureKubernetesService(ctx, env.Store(servicesResource), env.Store(endpointSlicesResource), alloc.FirstIP(), ip, int32(ep.Port()))
+}
+
+// ServiceEndpoint is the URL of a ready endpoint of a Service's port, found
+// through the server's stores as admission and conversion webhooks and
+// services/proxy reach a Service (webhook.ServiceAddress).
+func ServiceEndpoint(ctx context.Context, env Env, ns, name string, port int32) (*url.URL, error) {
+	svcs, eps := env.Store(servicesResource), env.Store(endpointSlicesResource)
+	if svcs == nil || eps == nil {
+		return nil, fmt.Errorf("services and endpointslices are not served")
+	}
+	obj, err := svcs.Get(ctx, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return nil, fmt.Errorf("service %s/%s is stored as a %T", ns, name, obj)
+	}
+	objs, err := eps.List(ctx, ns, labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name}))
+	if err != nil {
+		return nil, err
+	}
+	slices := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
+			slices = append(slices, s)
+		}
+	}
+	addr, err := webhook.ServiceAddress(svc, port, slices)
+	if err != nil {
+		return nil, err
+	}
+	return &url.URL{Scheme: "https", Host: addr}, nil
 }

@@ -40,6 +40,9 @@ type Subresource struct {
 	// Connect tells where a streaming or proxied request goes; the API
 	// layer proxies it there.
 	Connect ConnectFunc
+	// SecretBearing tells that the subresource's bodies carry credentials
+	// (serviceaccounts/token): audit never records them.
+	SecretBearing bool
 	// UpgradeNeedsCreate asks that a GET (as WebSocket clients send) be
 	// also allowed to create, as kube 1.37 asks for exec, attach and
 	// portforward.
@@ -138,7 +141,4 @@ type Env interface {
 	// Admit runs the admission chain on obj, created through the
 	// subresource sub of the object ns/name of resource gvr.
 	Admit(ctx context.Context, gvr schema.GroupVersionResource, ns, name, sub string, obj runtime.Object, dryRun bool) error
-	// ServiceEndpoint is the URL of a ready endpoint of a Service's port,
-	// as the API server reaches Services.
-	ServiceEndpoint(ctx context.Context, ns, name string, port int32) (*url.URL, error)
 }

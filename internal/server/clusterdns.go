@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
@@ -10,10 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"minik/internal/clusterdns"
-	"minik/internal/pki"
 )
 
 // DNSAuto, as Config.DNSListen, serves cluster DNS on the kube-dns
@@ -78,14 +77,14 @@ func (s *Server) dnsReserved() []netip.AddrPort {
 // it starts (under --leader-elect only in the holder of the nodes'
 // Lease, like the data plane), then the kube-dns EndpointSlice is made to
 // name the address it answers on.
-func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (component, error) {
+func (s *Server) clusterDNS() (func(context.Context) error, error) {
 	addr, fallback, _ := s.dnsListen()
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return component{}, fmt.Errorf("--dns-listen %q: %w", addr, err)
+		return nil, fmt.Errorf("--dns-listen %q: %w", addr, err)
 	}
-	dnsCfg, err := identity(admin, ca, pkiDir, "cluster-dns", clusterdns.User, nil)
+	dnsCfg, err := s.identityFor("cluster-dns", clusterdns.User, nil)
 	if err != nil {
-		return component{}, err
+		return nil, err
 	}
 	log := s.log.With("component", "cluster-dns")
 	var upstream []string
@@ -95,8 +94,8 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 			log.Warn("names outside the cluster domain will be refused", "err", err)
 		}
 	}
-	return component{name: "cluster-dns", start: func(ctx context.Context) error {
-		cs, err := kubernetes.NewForConfig(admin)
+	return func(ctx context.Context) error {
+		cs, err := kubernetes.NewForConfig(s.adminConfig)
 		if err != nil {
 			return fmt.Errorf("cluster dns: %w", err)
 		}
@@ -110,17 +109,7 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 		if got := ln.Addr(); got.Port() != dnsPort {
 			log.Warn("cluster DNS is not on port 53 (taken, or not permitted); pods' resolvers will not reach it", "address", got.String())
 		}
-		// CoreDNS's metrics port, beside DNS on the kube-dns ClusterIP.
-		var metrics net.Listener
-		var metricsPort int32
-		if ln.Addr().Addr() == s.dnsIP {
-			if metrics, err = net.Listen("tcp", netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort).String()); err != nil {
-				log.Warn("no DNS metrics", "err", err)
-				metrics = nil
-			} else {
-				metricsPort = clusterdns.MetricsPort
-			}
-		}
+		metrics, metricsPort := s.dnsMetricsListener(ln, log)
 		srv, err := clusterdns.New(clusterdns.Config{
 			RESTConfig: dnsCfg, Domain: s.cfg.ClusterDomain, NameserverIP: s.dnsIP,
 			Listeners: ln, MetricsListener: metrics, Upstream: upstream, Logger: log,
@@ -132,22 +121,39 @@ func (s *Server) clusterDNS(ca *pki.CA, pkiDir string, admin *rest.Config) (comp
 			}
 			return err
 		}
-		go func() {
-			select {
-			case <-srv.Ready():
-			case <-ctx.Done():
-				return
-			}
-			// The slice names the server once it answers; written until
-			// the API takes it.
-			_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-				if err := clusterdns.EnsureEndpointSlice(ctx, cs, srv.Addr(), metricsPort); err != nil {
-					log.Warn("kube-dns endpointslice not written; will retry", "err", err)
-					return false, nil
-				}
-				return true, nil
-			})
-		}()
+		go publishDNSEndpoint(ctx, cs, srv, metricsPort, log)
 		return srv.Start(ctx)
-	}}, nil
+	}, nil
+}
+
+// dnsMetricsListener opens CoreDNS's metrics port beside DNS when DNS
+// answers on the kube-dns ClusterIP; it returns nil and port 0 otherwise,
+// or when the port cannot be had (logged).
+func (s *Server) dnsMetricsListener(dns *clusterdns.Listeners, log *slog.Logger) (net.Listener, int32) {
+	if dns.Addr().Addr() != s.dnsIP {
+		return nil, 0
+	}
+	ln, err := net.Listen("tcp", netip.AddrPortFrom(s.dnsIP, clusterdns.MetricsPort).String())
+	if err != nil {
+		log.Warn("no DNS metrics", "err", err)
+		return nil, 0
+	}
+	return ln, clusterdns.MetricsPort
+}
+
+// publishDNSEndpoint makes the kube-dns EndpointSlice name srv once it
+// answers, retrying each second until the API takes it or ctx is done.
+func publishDNSEndpoint(ctx context.Context, cs kubernetes.Interface, srv *clusterdns.Server, metricsPort int32, log *slog.Logger) {
+	select {
+	case <-srv.Ready():
+	case <-ctx.Done():
+		return
+	}
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := clusterdns.EnsureEndpointSlice(ctx, cs, srv.Addr(), metricsPort); err != nil {
+			log.Warn("kube-dns endpointslice not written; will retry", "err", err)
+			return false, nil
+		}
+		return true, nil
+	})
 }

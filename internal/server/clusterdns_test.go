@@ -92,20 +92,35 @@ func TestClusterDNS(t *testing.T) {
 	}
 
 	t.Run("the metrics port gives CoreDNS's request counters", func(t *testing.T) {
-		resp, err := http.Get("http://" + net.JoinHostPort(dnsIP.String(), "9153") + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		for _, want := range []string{
+		wants := []string{
 			`coredns_dns_requests_total{family="1",proto="udp",server="dns://:53",type="A",view="",zone="cluster.local."}`,
 			`coredns_dns_requests_total{family="1",proto="tcp",server="dns://:53",type="A",view="",zone="cluster.local."}`,
 			`coredns_dns_responses_total{plugin="kubernetes",rcode="NOERROR",server="dns://:53",view="",zone="cluster.local."}`,
-		} {
-			if !strings.Contains(string(body), want) {
-				t.Errorf("no %s in\n%s", want, body)
+		}
+		// A query is counted once answered, as CoreDNS counts it: the
+		// client may read the counters before the server has.
+		var body []byte
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			resp, err := http.Get("http://" + net.JoinHostPort(dnsIP.String(), "9153") + "/metrics")
+			if err != nil {
+				return false, err
 			}
+			defer resp.Body.Close()
+			body, _ = io.ReadAll(resp.Body)
+			for _, want := range wants {
+				if !strings.Contains(string(body), want) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			for _, want := range wants {
+				if !strings.Contains(string(body), want) {
+					t.Errorf("no %s in\n%s", want, body)
+				}
+			}
+			t.Fatal(err)
 		}
 	})
 

@@ -4,12 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -28,13 +25,6 @@ import (
 	"minik/internal/trail"
 )
 
-// component is a long-running piece started once the API serves. Start
-// blocks until ctx is done.
-type component struct {
-	name  string
-	start func(ctx context.Context) error
-}
-
 // identity returns base's configuration with a client certificate for
 // user and groups, kept in the PKI dir under file.
 func identity(base *rest.Config, ca *pki.CA, pkiDir, file, user string, groups []string) (*rest.Config, error) {
@@ -47,78 +37,153 @@ func identity(base *rest.Config, ca *pki.CA, pkiDir, file, user string, groups [
 	return c, nil
 }
 
-// components returns, in start order, what runs beside the API server:
-// the controller manager, the scheduler (then, as they land, the nodes and
-// the data plane). Each is a client of the API with its own identity.
-func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]component, error) {
-	var out []component
-	// Several minikd may share one etcd (and one host): each names itself
-	// in the leader Leases by host and API address.
-	host, _ := os.Hostname()
-	leaderID := host + "_" + strings.TrimPrefix(base.Host, "https://")
+// A client is a part that runs beside the API server as a client of it,
+// with its own identity. build makes it once the API serves (an error
+// stops minikd, as a bad flag does) and returns what runs it until ctx is
+// done.
+type client struct {
+	name  string
+	build func() (run func(ctx context.Context) error, err error)
+}
+
+// part makes c a component: ready once built, optional once running (see
+// component.optional).
+func (c client) part() component {
+	return component{name: c.name, optional: true, start: func(ctx context.Context, ready func()) error {
+		run, err := c.build()
+		if err != nil {
+			return err
+		}
+		ready()
+		return run(ctx)
+	}}
+}
+
+// clients are the parts beside the API server, in start order: the
+// controller manager, the scheduler, metrics-server, the trail's RBAC,
+// then the machines of the cluster (nodes, cluster DNS, data plane).
+// The machines bind this host's loopback addresses and name their Nodes
+// minik-node-1 …, so under --leader-elect they run only in the minikd
+// holding NodesLease (the controller manager and the scheduler elect
+// their own leaders).
+func (s *Server) clients() []component {
+	var out []client
 	if !s.cfg.NoControllers {
-		ctrlCfg, err := identity(base, ca, pkiDir, "controller-manager", auth.UserControllerManager, nil)
-		if err != nil {
-			return nil, err
-		}
-		mgr, err := controllers.NewManager(controllers.Config{
-			RESTConfig:     ctrlCfg,
-			Controllers:    s.cfg.Controllers,
-			Known:          all.Controllers(),
-			Workers:        s.cfg.ControllerWorkers,
-			QPS:            s.cfg.ControllerQPS,
-			Burst:          s.cfg.ControllerBurst,
-			LeaderElect:    s.cfg.LeaderElect,
-			Identity:       leaderID,
-			Logger:         s.log.With("component", "controller-manager"),
-			LeaderElection: s.cfg.LeaderElection,
-			RootCA:         ca.CertPEM,
-		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, component{name: "controller-manager", start: mgr.Start})
+		out = append(out, client{"controller-manager", s.controllerManager})
 	}
 	if !s.cfg.NoScheduler {
-		schedCfg, err := identity(base, ca, pkiDir, "scheduler", auth.UserScheduler, nil)
-		if err != nil {
-			return nil, err
-		}
-		sched, err := scheduler.New(scheduler.Config{
-			RESTConfig:     schedCfg,
-			LeaderElect:    s.cfg.LeaderElect,
-			Identity:       leaderID,
-			Logger:         s.log.With("component", "scheduler"),
-			LeaderElection: s.cfg.LeaderElection,
-		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, component{name: "scheduler", start: sched.Start})
+		out = append(out, client{"scheduler", s.scheduler})
 	}
 	// metrics-server runs in every minikd: each API server answers
 	// metrics.k8s.io from its own provider.
-	metricsCfg, err := identity(base, ca, pkiDir, "metrics-server", metricsapi.User, nil)
+	out = append(out, client{"metrics-server", s.metricsServer}, client{"trail-rbac", s.trailRBAC})
+	var machines []client
+	if s.cfg.Nodes > 0 {
+		machines = append(machines, client{"nodes", s.nodes})
+	}
+	if _, _, on := s.dnsListen(); on {
+		machines = append(machines, client{"cluster-dns", s.clusterDNS})
+	}
+	if s.cfg.ServiceProxy || s.cfg.IngressHTTP != "" || s.cfg.IngressHTTPS != "" {
+		machines = append(machines, client{"dataplane", s.dataPlane})
+	}
+	if s.cfg.LeaderElect && len(machines) > 0 {
+		out = append(out, client{"nodes-leader", func() (func(context.Context) error, error) { return s.leadMachines(machines) }})
+	} else {
+		out = append(out, machines...)
+	}
+	parts := make([]component, len(out))
+	for i, c := range out {
+		parts[i] = c.part()
+	}
+	return parts
+}
+
+// leaderID names this minikd in the leader Leases by host and API
+// address: several minikd may share one etcd (and one host).
+func (s *Server) leaderID() string {
+	host, _ := os.Hostname()
+	return host + "_" + s.apiAddr
+}
+
+// identityFor returns the admin's client configuration with a client
+// certificate for user and groups, kept in the PKI dir under file.
+func (s *Server) identityFor(file, user string, groups []string) (*rest.Config, error) {
+	return identity(s.adminConfig, s.ca, s.pkiDir, file, user, groups)
+}
+
+// controllerManager runs the controllers Config.Controllers selects.
+func (s *Server) controllerManager() (func(context.Context) error, error) {
+	cfg, err := s.identityFor("controller-manager", auth.UserControllerManager, nil)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, component{name: "metrics-server", start: func(ctx context.Context) error {
-		admin, err := kubernetes.NewForConfig(base)
+	mgr, err := controllers.NewManager(controllers.Config{
+		RESTConfig:     cfg,
+		Controllers:    s.cfg.Controllers,
+		Known:          all.Controllers(),
+		Workers:        s.cfg.ControllerWorkers,
+		QPS:            s.cfg.ControllerQPS,
+		Burst:          s.cfg.ControllerBurst,
+		LeaderElect:    s.cfg.LeaderElect,
+		Identity:       s.leaderID(),
+		Logger:         s.log.With("component", "controller-manager"),
+		LeaderElection: s.cfg.LeaderElection,
+		RootCA:         s.ca.CertPEM,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mgr.Start, nil
+}
+
+// scheduler runs the default-scheduler.
+func (s *Server) scheduler() (func(context.Context) error, error) {
+	cfg, err := s.identityFor("scheduler", auth.UserScheduler, nil)
+	if err != nil {
+		return nil, err
+	}
+	sched, err := scheduler.New(scheduler.Config{
+		RESTConfig:     cfg,
+		LeaderElect:    s.cfg.LeaderElect,
+		Identity:       s.leaderID(),
+		Logger:         s.log.With("component", "scheduler"),
+		LeaderElection: s.cfg.LeaderElection,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sched.Start, nil
+}
+
+// metricsServer feeds the API server's metrics.k8s.io provider, after
+// installing its RBAC as the admin.
+func (s *Server) metricsServer() (func(context.Context) error, error) {
+	cfg, err := s.identityFor("metrics-server", metricsapi.User, nil)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		admin, err := kubernetes.NewForConfig(s.adminConfig)
 		if err != nil {
 			return fmt.Errorf("metrics-server rbac: %w", err)
 		}
 		if err := metricsapi.EnsureRBAC(ctx, admin); err != nil {
 			return err
 		}
-		cs, err := kubernetes.NewForConfig(metricsCfg)
+		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return fmt.Errorf("metrics-server client: %w", err)
 		}
 		return s.metrics.Start(ctx, cs)
-	}})
-	// The trail's reader role, aggregated into view, edit and admin.
-	out = append(out, component{name: "trail-rbac", start: func(ctx context.Context) error {
-		admin, err := kubernetes.NewForConfig(base)
+	}, nil
+}
+
+// trailRBAC installs the trail's reader role, aggregated into view, edit
+// and admin.
+func (s *Server) trailRBAC() (func(context.Context) error, error) {
+	return func(ctx context.Context) error {
+		admin, err := kubernetes.NewForConfig(s.adminConfig)
 		if err != nil {
 			return fmt.Errorf("trail rbac: %w", err)
 		}
@@ -127,47 +192,34 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 		}
 		<-ctx.Done()
 		return nil
-	}})
-	// The simulated nodes and the data plane stand for the machines of
-	// the cluster: they bind this host's loopback addresses and name their
-	// Nodes minik-node-1 …, so with several minikd only one may run them.
-	var machines []component
-	if s.cfg.Nodes > 0 {
-		nodes, err := s.nodes(ca, base)
+	}, nil
+}
+
+// leadMachines builds the machines now (an error stops minikd, as
+// without --leader-elect) and runs them, each as an optional part, while
+// this minikd holds NodesLease.
+func (s *Server) leadMachines(machines []client) (func(context.Context) error, error) {
+	parts := make([]component, len(machines))
+	for i, m := range machines {
+		run, err := m.build()
 		if err != nil {
 			return nil, err
 		}
-		machines = append(machines, nodes)
+		parts[i] = component{name: m.name, optional: true, start: func(ctx context.Context, ready func()) error {
+			ready()
+			return run(ctx)
+		}}
 	}
-	if _, _, on := s.dnsListen(); on {
-		dns, err := s.clusterDNS(ca, pkiDir, base)
-		if err != nil {
-			return nil, err
-		}
-		machines = append(machines, dns)
-	}
-	if s.cfg.ServiceProxy || s.cfg.IngressHTTP != "" || s.cfg.IngressHTTPS != "" {
-		dp, err := s.dataPlane(ca, pkiDir, base)
-		if err != nil {
-			return nil, err
-		}
-		machines = append(machines, dp)
-	}
-	if !s.cfg.LeaderElect || len(machines) == 0 {
-		return append(out, machines...), nil
-	}
-	cs, err := kubernetes.NewForConfig(base)
+	cs, err := kubernetes.NewForConfig(s.adminConfig)
 	if err != nil {
 		return nil, fmt.Errorf("nodes leader client: %w", err)
 	}
 	log := s.log.With("component", "nodes-leader")
-	out = append(out, component{name: "nodes-leader", start: func(ctx context.Context) error {
-		return leaderelect.Run(ctx, cs, NodesLease, leaderID, s.cfg.LeaderElection, log, func(ctx context.Context) error {
-			runAll(ctx, machines, log)
-			return nil
+	return func(ctx context.Context) error {
+		return leaderelect.Run(ctx, cs, NodesLease, s.leaderID(), s.cfg.LeaderElection, log, func(ctx context.Context) error {
+			return supervise(ctx, parts, log)
 		})
-	}})
-	return out, nil
+	}, nil
 }
 
 // NodesLease is the Lease in kube-system whose holder runs the simulated
@@ -177,37 +229,21 @@ func (s *Server) components(ca *pki.CA, pkiDir string, base *rest.Config) ([]com
 // machines would.
 const NodesLease = "minik-nodes"
 
-// runAll runs components until ctx is done and returns once all stopped;
-// a component that stops early is logged.
-func runAll(ctx context.Context, comps []component, log *slog.Logger) {
-	var wg sync.WaitGroup
-	for _, c := range comps {
-		wg.Add(1)
-		go func(c component) {
-			defer wg.Done()
-			if err := c.start(ctx); err != nil && ctx.Err() == nil {
-				log.Error("component stopped", "component", c.name, "err", err)
-			}
-		}(c)
-	}
-	wg.Wait()
-}
-
 // dataPlane is the Service proxy and the Ingress/Gateway proxy, with their
 // identities; their RBAC roles are installed with the admin's credentials,
 // as an add-on's manifest would be.
-func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (component, error) {
-	proxyCfg, err := identity(admin, ca, pkiDir, "service-proxy", dataplane.UserServiceProxy, []string{dataplane.GroupDataPlane})
+func (s *Server) dataPlane() (func(context.Context) error, error) {
+	proxyCfg, err := s.identityFor("service-proxy", dataplane.UserServiceProxy, []string{dataplane.GroupDataPlane})
 	if err != nil {
-		return component{}, err
+		return nil, err
 	}
-	ingressCfg, err := identity(admin, ca, pkiDir, "ingress-controller", dataplane.UserIngressController, []string{dataplane.GroupDataPlane})
+	ingressCfg, err := s.identityFor("ingress-controller", dataplane.UserIngressController, []string{dataplane.GroupDataPlane})
 	if err != nil {
-		return component{}, err
+		return nil, err
 	}
 	pool, err := s.loadBalancerPool()
 	if err != nil {
-		return component{}, err
+		return nil, err
 	}
 	dp, err := dataplane.New(dataplane.Config{
 		RESTConfig: proxyCfg, IngressRESTConfig: ingressCfg,
@@ -217,10 +253,10 @@ func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (compo
 		Reserved: s.dnsReserved(), LoadBalancerPool: pool,
 	})
 	if err != nil {
-		return component{}, err
+		return nil, err
 	}
-	return component{name: "dataplane", start: func(ctx context.Context) error {
-		cs, err := kubernetes.NewForConfig(admin)
+	return func(ctx context.Context) error {
+		cs, err := kubernetes.NewForConfig(s.adminConfig)
 		if err != nil {
 			return fmt.Errorf("dataplane rbac: %w", err)
 		}
@@ -228,7 +264,7 @@ func (s *Server) dataPlane(ca *pki.CA, pkiDir string, admin *rest.Config) (compo
 			return err
 		}
 		return dp.Start(ctx)
-	}}, nil
+	}, nil
 }
 
 // loadBalancerPool is Config.LoadBalancerPool parsed, or its default:
@@ -256,15 +292,15 @@ func (s *Server) loadBalancerPool() (netip.Prefix, error) {
 // acting as system:node:<name> in system:nodes with a certificate minted
 // at start (not saved: thousands of nodes would fill the PKI dir). The
 // --node-config labels a kubelet may not set are applied as the admin.
-func (s *Server) nodes(ca *pki.CA, base *rest.Config) (component, error) {
+func (s *Server) nodes() (func(context.Context) error, error) {
 	policy, err := runtime.ParseImagePolicy(s.cfg.ImagePolicy)
 	if err != nil {
-		return component{}, fmt.Errorf("--image-policy: %w", err)
+		return nil, fmt.Errorf("--image-policy: %w", err)
 	}
 	var templates []corev1.Node
 	if s.cfg.NodeConfig != "" {
 		if templates, err = nodeagent.LoadNodeTemplates(s.cfg.NodeConfig); err != nil {
-			return component{}, err
+			return nil, err
 		}
 	}
 	timing := nodeagent.Timing{Speed: s.cfg.SimulationSpeed}
@@ -278,24 +314,24 @@ func (s *Server) nodes(ca *pki.CA, base *rest.Config) (component, error) {
 		ImagePolicy: policy,
 		Timing:      timing,
 		KubeletPort: s.cfg.KubeletPort,
-		AdminConfig: base,
+		AdminConfig: s.adminConfig,
 		// The kubelet's --cluster-dns, --cluster-domain, --resolv-conf.
 		ClusterDNS:    []string{s.dnsIP.String()},
 		ClusterDomain: s.cfg.ClusterDomain,
 		ResolvConf:    s.cfg.ResolvConf,
 		Logger:        s.log.With("component", "nodes"),
 		ClientConfig: func(node string) (*rest.Config, error) {
-			kp, err := ca.SignClient("system:node:"+node, []string{auth.GroupNodes}, 0)
+			kp, err := s.ca.SignClient("system:node:"+node, []string{auth.GroupNodes}, 0)
 			if err != nil {
 				return nil, fmt.Errorf("credential for node %s: %w", node, err)
 			}
-			c := rest.CopyConfig(base)
+			c := rest.CopyConfig(s.adminConfig)
 			c.CertData, c.KeyData = kp.CertPEM, kp.KeyPEM
 			return c, nil
 		},
 	})
 	if err != nil {
-		return component{}, err
+		return nil, err
 	}
-	return component{name: "nodes", start: pool.Start}, nil
+	return pool.Start, nil
 }

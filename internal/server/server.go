@@ -1,18 +1,21 @@
-// Package server is minikd's supervisor: it starts the components in
-// order (etcd, then the API server, then — as later issues add them —
-// controllers, scheduler, nodes and data plane), reports readiness, and
-// stops them in reverse order.
+// Package server is minikd's supervisor. Start runs the parts of a
+// cluster as one declared, ordered list (see Server.Start and supervise):
+// the data dir's lock, etcd, the API server with its admission,
+// authentication and authorization, the bootstrap objects and the
+// kubeconfig, then the API's clients — controller manager, scheduler,
+// metrics-server, simulated nodes, cluster DNS and the data plane — each
+// started once the one before is ready; it stops them in reverse order,
+// etcd last. It also places the cluster on the host beside others
+// (cluster.go) and mints user kubeconfigs (kubeconfig.go).
 package server
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -30,10 +33,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"minik/internal/admission"
 	"minik/internal/admission/plugins"
 	"minik/internal/api"
-	"minik/internal/auth"
 	"minik/internal/clusterdns"
 	"minik/internal/controllers/persistentvolume"
 	"minik/internal/etcd"
@@ -45,7 +46,6 @@ import (
 	"minik/internal/registry"
 	"minik/internal/storage"
 	"minik/internal/trail"
-	"minik/internal/version"
 )
 
 // Config configures minikd.
@@ -186,7 +186,7 @@ type Config struct {
 	DNSListen string
 	// DNSForward is a resolv.conf whose nameservers get the queries for
 	// names outside the cluster domain (CoreDNS's `forward .
-	// /etc/resolv.conf`); empty refuses them.
+	// /etc/resolv.conf`); empty or NoAddress refuses them.
 	DNSForward string
 	// ResolvConf is the nodes' resolver file, the base of the pods'
 	// resolv.conf (the kubelet's --resolv-conf); empty means none.
@@ -239,6 +239,22 @@ type Server struct {
 	trail *trail.Trail
 	// dnsIP is the kube-dns Service's ClusterIP.
 	dnsIP netip.Addr
+
+	// What the parts of Start make for the parts after them: each is set
+	// before its part is ready, and read only by later parts (see
+	// supervise).
+	store     *storage.Store
+	etcdDB    *etcd.Etcd
+	monitor   *storage.WatchMonitor
+	pkiDir    string
+	ca        *pki.CA
+	admin     pki.KeyPair
+	apiAddr   string
+	apiServer *api.Server
+	admission *plugins.Admission
+	auth      *authStack
+	// adminConfig is the admin's client configuration.
+	adminConfig *rest.Config
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests
@@ -300,6 +316,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ClusterName == "" && !cfg.AutoNetwork {
 		cfg.ClusterName = defaultClusterName(0)
 	}
+	if cfg.DNSForward == NoAddress {
+		cfg.DNSForward = ""
+	}
 	if cfg.ClusterDomain == "" {
 		cfg.ClusterDomain = clusterdns.DefaultDomain
 	}
@@ -343,304 +362,46 @@ func (s *Server) RESTConfig() *rest.Config {
 	return rest.CopyConfig(s.restConfig)
 }
 
-// Start runs minikd until ctx is done, then stops it: the API server stops
-// accepting, finishes in-flight requests and ends watches; etcd stops
-// last. It returns nil after a clean stop.
+// Start runs minikd until ctx is done, then stops it. The parts start in
+// this order, each once the one before is ready, and stop in reverse:
+// the data dir's lock and slot, etcd, its watch monitor (the /readyz
+// checks etcd and etcd-watch), the trail's flusher, the API server, the
+// admission plugins' informers, the bootstrap objects, the authorizers'
+// informers, the kubernetes Service, the kubeconfig, /readyz turning 200,
+// then what runs beside the API as its clients (controller manager,
+// scheduler, metrics-server, nodes, cluster DNS, data plane), and last
+// the line telling how to use the cluster. On stop those clients stop
+// first, while the API still serves their last writes; /readyz turns red;
+// the API server stops accepting, ends watches and waits for in-flight
+// requests (Config.ShutdownTimeout at most); etcd stops last. It returns
+// nil after a clean stop, else the error of the part that failed.
 func (s *Server) Start(ctx context.Context) error {
-	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("create data dir %s: %w", s.cfg.DataDir, err)
+	parts := []component{
+		{name: "data-dir", start: s.holdDataDir},
+		{name: "etcd", start: s.runEtcd},
+		{name: "etcd-watch", start: s.watchEtcd},
+		{name: "trail", start: s.runTrail},
+		{name: "apiserver", start: s.serveAPI},
+		{name: "admission", start: s.runAdmission},
+		{name: "bootstrap", start: s.bootstrap},
+		{name: "authorization", start: s.runAuthorization},
+		{name: "kubernetes-service", start: s.runKubernetesService},
+		{name: "kubeconfig", start: s.writeKubeconfigs},
+		{name: "readyz", start: s.serveReady},
 	}
-	lock, err := lockDataDir(s.cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := s.place(); err != nil {
-		return err
-	}
-	if err := s.placeDNS(); err != nil {
-		return err
-	}
-	// etcd starts while the certificates are made and loaded: neither needs
-	// the other. An error before etcd is taken below still closes it.
-	type etcdStarted struct {
-		db  *etcd.Etcd
-		err error
-	}
-	dbc := make(chan etcdStarted, 1)
-	go func() {
-		db, err := etcd.Start(ctx, etcd.Config{DataDir: s.cfg.DataDir, Servers: s.cfg.EtcdServers})
-		dbc <- etcdStarted{db, err}
-	}()
-	etcdTaken := false
-	defer func() {
-		if !etcdTaken {
-			if r := <-dbc; r.db != nil {
-				r.db.Close()
-			}
-		}
-	}()
-	pkiDir := filepath.Join(s.cfg.DataDir, "pki")
-	ca, err := pki.LoadOrCreateCA(pkiDir)
-	if err != nil {
-		return err
-	}
-	ln, err := s.listen()
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-	addr := ln.Addr().String()
-	host, _, _ := net.SplitHostPort(addr)
-	hosts := []string{"127.0.0.1", "localhost", "::1"}
-	if host != "" && host != "127.0.0.1" && host != "::" && host != "0.0.0.0" {
-		hosts = append(hosts, host)
-	}
-	serving, err := ca.LoadOrCreateServing(pkiDir, "apiserver", hosts)
-	if err != nil {
-		return err
-	}
-	admin, err := ca.LoadOrCreateClient(pkiDir, "admin", "minik-admin", []string{auth.GroupMasters})
-	if err != nil {
-		return err
-	}
-	servingCert, err := serving.TLS()
-	if err != nil {
-		return fmt.Errorf("load serving certificate: %w", err)
-	}
-
-	started := <-dbc
-	etcdTaken = true
-	if started.err != nil {
-		return started.err
-	}
-	db := started.db
-	defer db.Close()
-	store := storage.New(db.Client)
-	// The watch monitor tells /readyz whether watches still deliver (and
-	// etcd still takes writes); it stops before etcd does.
-	monitor := store.NewWatchMonitor(storage.WatchMonitorConfig{Logger: s.log.With("component", "etcd-watch")})
-	monCtx, stopMonitor := context.WithCancel(context.Background())
-	monDone := make(chan struct{})
-	go func() { defer close(monDone); _ = monitor.Start(monCtx) }()
-	defer func() { stopMonitor(); <-monDone }()
-
-	resources := registry.All()
-	if s.metrics, err = metricsapi.New(metricsapi.Config{Logger: s.log.With("component", "metrics-server")}); err != nil {
-		return err
-	}
-	metricsNodes, metricsPods := metricsapi.Descriptors()
-	if s.trail, err = trail.New(trail.Config{Dir: filepath.Join(s.cfg.DataDir, "trail"), Logger: s.log.With("component", "trail")}); err != nil {
-		return err
-	}
-	// The trail's flusher stops after the API server, so that its last
-	// writes reach the disk.
-	trailCtx, stopTrail := context.WithCancel(context.Background())
-	trailDone := make(chan struct{})
-	go func() { defer close(trailDone); _ = s.trail.Start(trailCtx) }()
-	defer func() { stopTrail(); <-trailDone }()
-	oapi, err := openapi.NewHandler(append(resources[:len(resources):len(resources)], metricsNodes, metricsPods, trail.Descriptor()), api.Scheme)
-	if err != nil {
-		return fmt.Errorf("build openapi: %w", err)
-	}
-	stack, err := s.newAuthStack(ca, pkiDir, "https://"+addr)
-	if err != nil {
-		return err
-	}
-	defer stack.close()
-	defer stack.stop()
-	// The admission chain is filled once the server exists: its
-	// NamespaceLifecycle reads the server's storage, and the RBAC
-	// escalation check and NodeRestriction run after ServiceAccount.
-	chain := &admission.Chain{}
-	apiServer, err := api.New(api.Config{
-		Store:          store,
-		Resources:      resources,
-		Authenticators: stack.authenticators,
-		Authorizers:    stack.authorizers,
-		AnonymousPaths: []string{"/healthz", "/livez", "/readyz", "/version"},
-		AnonymousAuth:  s.cfg.AnonymousAuth,
-		TokenIssuer:    stack.issuer,
-		Local:          append(s.metrics.Resources(), s.trail.Resources()...),
-		Audit:          stack.audit,
-		Trail:          s.trail,
-		Admission:      chain,
-		Extra:          map[string]http.Handler{"/openapi/": oapi},
-		Version:        version.Info(),
-		Logger:         s.log,
-		ReadyChecks: []api.ReadyCheck{
-			{Name: "etcd", Check: monitor.CheckEtcd},
-			{Name: "etcd-watch", Check: monitor.CheckWatch},
-		},
-
-		ServiceClusterIPRange: s.serviceIPs,
-		ServiceNodePortRange:  s.nodePorts,
-
-		MaxRequestsInFlight:         max(s.cfg.MaxRequestsInFlight, 0),
-		MaxMutatingRequestsInFlight: max(s.cfg.MaxMutatingRequestsInFlight, 0),
-		RequestTimeout:              s.cfg.RequestTimeout,
-		NoWatchCache:                s.cfg.NoWatchCache,
-		WatchCacheSizes:             s.cfg.WatchCacheSizes,
-	})
-	if err != nil {
-		return err
-	}
-	// The full chain, in kube's order, reading its configuration through a
-	// loopback client; its informers start once the API serves.
-	loopback, err := ca.LoadOrCreateClient(pkiDir, "apiserver-loopback", auth.UserAPIServer, []string{auth.GroupMasters})
-	if err != nil {
-		return fmt.Errorf("loopback credential: %w", err)
-	}
-	adm, err := plugins.New(plugins.Config{
-		RESTConfig: &rest.Config{
-			Host:            "https://" + addr,
-			TLSClientConfig: rest.TLSClientConfig{CAData: ca.CertPEM, CertData: loopback.CertPEM, KeyData: loopback.KeyPEM},
-		},
-		Resources:          resources,
-		Disabled:           s.cfg.DisableAdmissionPlugins,
-		NamespaceLifecycle: apiServer.NamespaceLifecycle(),
-		Validators:         stack.validators,
-		Authorizer:         auth.Union(stack.authorizers),
-		Logger:             s.log.With("component", "admission"),
-	})
-	if err != nil {
-		return err
-	}
-	*chain = *adm.Chain()
-	// What the API server runs in the background stops before etcd does.
-	defer apiServer.Stop()
-	srv := &http.Server{
-		Handler: admission.WithWarnings(apiServer),
-		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{servingCert},
-			// Requested, verified by the authenticator: a bad certificate
-			// is a 401, as kube-apiserver answers, not a TLS alert.
-			ClientAuth: tls.RequestClientCert,
-			ClientCAs:  ca.Pool(),
-			MinVersion: tls.VersionTLS12,
-			NextProtos: []string{"h2", "http/1.1"},
-		},
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.ServeTLS(ln, "", "") }()
-	admCtx, stopAdm := context.WithCancel(ctx)
-	admDone := make(chan struct{})
-	go func() { defer close(admDone); _ = adm.Start(admCtx) }()
-	// Admission informers stop before the API server does.
-	stopAdmission := func() { stopAdm(); <-admDone }
-	defer stopAdmission()
-	if !adm.WaitForCacheSync(ctx, 30*time.Second) {
-		_ = srv.Close()
-		return fmt.Errorf("admission informers did not sync")
-	}
-
-	restCfg := &rest.Config{
-		Host:            "https://" + addr,
-		TLSClientConfig: rest.TLSClientConfig{CAData: ca.CertPEM, CertData: admin.CertPEM, KeyData: admin.KeyPEM},
-		QPS:             -1,
-	}
-	if err := bootstrap(ctx, restCfg, s.dnsIP); err != nil {
-		_ = srv.Close()
-		return err
-	}
-	if err := stack.start(ctx, restCfg); err != nil {
-		_ = srv.Close()
-		return err
-	}
-	if err := apiServer.StartServices(ctx, addr); err != nil {
-		_ = srv.Close()
-		return err
-	}
-	// The kubeconfig appears, then /readyz turns 200: a script waiting for
-	// either finds a cluster that serves.
-	if err := writeKubeconfig(s.KubeconfigPath(), s.cfg.ClusterName, "https://"+addr, ca.CertPEM, admin); err != nil {
-		_ = srv.Close()
-		return err
-	}
-	if s.cfg.KubeconfigMerge {
-		unmerge, err := mergeKubeconfig(adminKubeconfig(s.cfg.ClusterName, "https://"+addr, ca.CertPEM, admin))
-		if err != nil {
-			_ = srv.Close()
-			return err
-		}
-		defer func() {
-			if err := unmerge(); err != nil {
-				s.log.Error("kubeconfig not unmerged", "err", err)
-			}
-		}()
-	}
-	apiServer.SetReady(true)
-
-	comps, err := s.components(ca, pkiDir, restCfg)
-	if err != nil {
-		_ = srv.Close()
-		return err
-	}
-	compCtx, stopComps := context.WithCancel(ctx)
-	defer stopComps()
-	compsDone := make(chan struct{})
-	go func() { defer close(compsDone); runAll(compCtx, comps, s.log) }()
-	s.mu.Lock()
-	s.addr, s.restConfig, s.etcd = addr, restCfg, db.Client
-	s.mu.Unlock()
-	fmt.Fprintf(s.cfg.Out, "minikd serving on https://%s; to use it: export KUBECONFIG=%s\n", addr, s.KubeconfigPath())
-	if s.cfg.AutoNetwork {
-		s.printPlace()
-	}
-	close(s.ready)
-
-	select {
-	case <-ctx.Done():
-	case err := <-serveErr:
-		return fmt.Errorf("serve https://%s: %w", addr, err)
-	}
-	// Components stop first, while the API still serves their last writes.
-	stopComps()
-	<-compsDone
-	stack.stop()
-	stopAdmission()
-	apiServer.SetReady(false)
-	apiServer.Stop()
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-	defer cancel()
-	shut := make(chan struct{})
-	go func() {
-		defer close(shut)
-		_ = srv.Shutdown(sctx)
-	}()
-	// Shutdown stops accepting at once but lets idle HTTP/2 clients take a
-	// second to leave; once no request is in flight there is nothing to
-	// wait for.
-	for tick := time.NewTicker(5 * time.Millisecond); ; {
-		select {
-		case <-shut:
-			tick.Stop()
-			return nil
-		case <-sctx.Done():
-			tick.Stop()
-			_ = srv.Close()
-			return nil
-		case <-tick.C:
-			if apiServer.InFlight() == 0 {
-				tick.Stop()
-				_ = srv.Close()
-				<-shut
-				return nil
-			}
-		}
-	}
+	parts = append(parts, s.clients()...)
+	parts = append(parts, component{name: "announce", start: s.announce})
+	return supervise(ctx, parts, s.log)
 }
 
 // systemNamespaces exist in every cluster.
 var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
-// bootstrap creates what every cluster has, through the API like any
-// client, and returns when the API answers: the system namespaces and
-// PriorityClasses, the default StorageClass, the kube-dns Service at
-// dnsIP.
-func bootstrap(ctx context.Context, cfg *rest.Config, dnsIP netip.Addr) error {
+// createBootstrapObjects creates what every cluster has, through the API
+// like any client, and returns when the API answers: the system
+// namespaces and PriorityClasses, the default StorageClass, the kube-dns
+// Service at dnsIP.
+func createBootstrapObjects(ctx context.Context, cfg *rest.Config, dnsIP netip.Addr) error {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return fmt.Errorf("bootstrap client: %w", err)
