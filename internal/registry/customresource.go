@@ -101,7 +101,7 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) ([]*CustomRe
 				{Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"], JSONPath: ".metadata.creationTimestamp"},
 			}
 		}
-		res.Strategy, err = customResourceStrategy(gv.WithKind(names.Kind), res.Namespaced, res.HasStatus, cr, internal)
+		res.Strategy, err = customResourceStrategy(res, cr, internal)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", crd.Name, err)
 		}
@@ -133,7 +133,8 @@ func (cr *CustomResource) Prune(obj map[string]interface{}) []string {
 // objects, list types, the scale paths and the x-kubernetes-validations
 // CEL rules (with oldSelf on update, and kube's ratcheting: a value left
 // as it was is not judged again); the table shows the printer columns.
-func customResourceStrategy(gvk schema.GroupVersionKind, namespaced, hasStatus bool, cr *CustomResource, internal *apiextensions.JSONSchemaProps) (Strategy, error) {
+func customResourceStrategy(res *Resource, cr *CustomResource, internal *apiextensions.JSONSchemaProps) (Strategy, error) {
+	gvk, namespaced := res.GroupVersionKind(), res.Namespaced
 	var validator apiservervalidation.SchemaValidator
 	if internal != nil {
 		v, _, err := apiservervalidation.NewSchemaValidator(internal)

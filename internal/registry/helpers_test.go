@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,9 +29,15 @@ func decode(t *testing.T, manifest string) runtime.Object {
 	return obj
 }
 
-// strategyOf returns the strategy of an object's kind.
+// strategyOf returns the strategy of an object's kind, as All serves it.
 func strategyOf(obj runtime.Object) Strategy {
-	return strategyFor(obj.GetObjectKind().GroupVersionKind().GroupKind())
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	for _, r := range All() {
+		if r.GroupVersionKind() == gvk {
+			return r.Strategy
+		}
+	}
+	panic(fmt.Sprintf("%v is not served", gvk))
 }
 
 // defaulted applies the strategy's defaults, as the generic layer does

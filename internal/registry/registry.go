@@ -3,7 +3,11 @@
 // create/update preparation, table columns, field selectors) that the one
 // generic REST implementation in internal/api applies to it.
 //
-// Adding a resource is adding a descriptor here, never a new handler.
+// Each kind is one *Resource literal in the kind_<group>.go file of its
+// group: descriptor, strategy and table together. Scope is stated once, by
+// Namespaced: All adds the metadata checks every resource gets, scoped by
+// it. Adding a resource is writing its literal and listing it in All
+// (resources.go), never a new handler.
 package registry
 
 import (
@@ -127,8 +131,9 @@ type Strategy struct {
 	// Fields returns the field-selector fields of an object beyond
 	// metadata.name and metadata.namespace.
 	Fields func(obj runtime.Object) fields.Set
-	// Table converts objects to server-side table rows; nil means the
-	// default Name/Age table.
+	// Table converts objects to server-side table rows. Every built-in
+	// kind states its own (tables.Default, Name/Age, for those minik has
+	// no specific table for); nil leaves the choice to the API layer.
 	Table *tables.TableConvertor
 	// GracePeriod is how many seconds an object is given before it is
 	// removed on delete (a scheduled Pod's termination grace period); nil
@@ -143,6 +148,12 @@ type Strategy struct {
 	// delete, before the decision, so it may also add finalizers that hold
 	// the object (a CustomResourceDefinition's cleanup finalizer).
 	PrepareForDelete func(obj runtime.Object)
+
+	// validatesMetadata is true for kinds whose own validation checks the
+	// object metadata (CustomResourceDefinitions, with
+	// apiextensions-apiserver's rules); All adds the generic metadata
+	// checks (withGenericChecks) to every other built-in kind.
+	validatesMetadata bool
 }
 
 // SubresourceStrategy is what an update through a subresource may do.

@@ -1,55 +1,65 @@
 package registry
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+
+	"minik/internal/tables"
+)
 
 func TestEveryResourceHasAStrategy(t *testing.T) {
 	// want lists, per resource, whether kube-apiserver maintains
-	// metadata.generation and whether it keeps a status sent on create.
-	want := map[string]struct{ generation, keepStatus bool }{
-		"v1/namespaces":                                    {false, false},
-		"v1/pods":                                          {true, false},
-		"v1/services":                                      {false, false},
-		"v1/configmaps":                                    {false, false},
-		"v1/secrets":                                       {false, false},
-		"v1/serviceaccounts":                               {false, false},
-		"v1/events":                                        {false, true},
-		"v1/nodes":                                         {false, true},
-		"v1/resourcequotas":                                {false, false},
-		"apps/v1/deployments":                              {true, false},
-		"apps/v1/replicasets":                              {true, false},
-		"apps/v1/statefulsets":                             {true, false},
-		"apps/v1/daemonsets":                               {true, false},
-		"apps/v1/controllerrevisions":                      {false, false},
-		"batch/v1/jobs":                                    {true, false},
-		"batch/v1/cronjobs":                                {true, false},
-		"discovery.k8s.io/v1/endpointslices":               {true, false},
-		"networking.k8s.io/v1/ingresses":                   {true, false},
-		"networking.k8s.io/v1/ingressclasses":              {true, false},
-		"policy/v1/poddisruptionbudgets":                   {true, false},
-		"rbac.authorization.k8s.io/v1/roles":               {false, false},
-		"rbac.authorization.k8s.io/v1/rolebindings":        {false, false},
-		"rbac.authorization.k8s.io/v1/clusterroles":        {false, false},
-		"rbac.authorization.k8s.io/v1/clusterrolebindings": {false, false},
-		"coordination.k8s.io/v1/leases":                    {false, false},
-		"events.k8s.io/v1/events":                          {false, true},
-		"scheduling.k8s.io/v1/priorityclasses":             {false, false},
-		"v1/limitranges":                                   {false, false},
-		"v1/persistentvolumes":                             {false, false},
-		"v1/persistentvolumeclaims":                        {false, false},
-		"storage.k8s.io/v1/storageclasses":                 {false, false},
-		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":     {true, false},
-		"admissionregistration.k8s.io/v1/validatingwebhookconfigurations":   {true, false},
-		"admissionregistration.k8s.io/v1/validatingadmissionpolicies":       {true, false},
-		"admissionregistration.k8s.io/v1/validatingadmissionpolicybindings": {true, false},
-		"apiextensions.k8s.io/v1/customresourcedefinitions":                 {true, false},
-		"gateway.networking.k8s.io/v1/gatewayclasses":                       {true, false},
-		"gateway.networking.k8s.io/v1/gateways":                             {true, false},
-		"gateway.networking.k8s.io/v1/httproutes":                           {true, false},
-		"gateway.networking.k8s.io/v1/referencegrants":                      {true, false},
+	// metadata.generation, whether it keeps a status sent on create, and
+	// the kind's table: kinds kube-apiserver has no printer for get
+	// CreatedAt, those minik has none for yet get Default.
+	want := map[string]struct {
+		generation, keepStatus bool
+		table                  tables.Table
+	}{
+		"v1/namespaces":                                    {false, false, tables.Namespace},
+		"v1/pods":                                          {true, false, tables.Pod},
+		"v1/services":                                      {false, false, tables.Service},
+		"v1/configmaps":                                    {false, false, tables.ConfigMap},
+		"v1/secrets":                                       {false, false, tables.Secret},
+		"v1/serviceaccounts":                               {false, false, tables.ServiceAccount},
+		"v1/events":                                        {false, true, tables.CoreEvent},
+		"v1/nodes":                                         {false, true, tables.Node},
+		"v1/resourcequotas":                                {false, false, tables.ResourceQuota},
+		"apps/v1/deployments":                              {true, false, tables.Deployment},
+		"apps/v1/replicasets":                              {true, false, tables.ReplicaSet},
+		"apps/v1/statefulsets":                             {true, false, tables.StatefulSet},
+		"apps/v1/daemonsets":                               {true, false, tables.DaemonSet},
+		"apps/v1/controllerrevisions":                      {false, false, tables.ControllerRevision},
+		"batch/v1/jobs":                                    {true, false, tables.Job},
+		"batch/v1/cronjobs":                                {true, false, tables.CronJob},
+		"discovery.k8s.io/v1/endpointslices":               {true, false, tables.EndpointSlice},
+		"networking.k8s.io/v1/ingresses":                   {true, false, tables.Ingress},
+		"networking.k8s.io/v1/ingressclasses":              {true, false, tables.IngressClass},
+		"policy/v1/poddisruptionbudgets":                   {true, false, tables.PodDisruptionBudget},
+		"rbac.authorization.k8s.io/v1/roles":               {false, false, tables.CreatedAt},
+		"rbac.authorization.k8s.io/v1/rolebindings":        {false, false, tables.RoleBinding},
+		"rbac.authorization.k8s.io/v1/clusterroles":        {false, false, tables.CreatedAt},
+		"rbac.authorization.k8s.io/v1/clusterrolebindings": {false, false, tables.ClusterRoleBinding},
+		"coordination.k8s.io/v1/leases":                    {false, false, tables.Lease},
+		"events.k8s.io/v1/events":                          {false, true, tables.EventsV1Event},
+		"scheduling.k8s.io/v1/priorityclasses":             {false, false, tables.PriorityClass},
+		"v1/limitranges":                                   {false, false, tables.Default},
+		"v1/persistentvolumes":                             {false, false, tables.PersistentVolume},
+		"v1/persistentvolumeclaims":                        {false, false, tables.PersistentVolumeClaim},
+		"storage.k8s.io/v1/storageclasses":                 {false, false, tables.StorageClass},
+		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":     {true, false, tables.Default},
+		"admissionregistration.k8s.io/v1/validatingwebhookconfigurations":   {true, false, tables.Default},
+		"admissionregistration.k8s.io/v1/validatingadmissionpolicies":       {true, false, tables.Default},
+		"admissionregistration.k8s.io/v1/validatingadmissionpolicybindings": {true, false, tables.Default},
+		"apiextensions.k8s.io/v1/customresourcedefinitions":                 {true, false, tables.CreatedAt},
+		"gateway.networking.k8s.io/v1/gatewayclasses":                       {true, false, tables.Default},
+		"gateway.networking.k8s.io/v1/gateways":                             {true, false, tables.Default},
+		"gateway.networking.k8s.io/v1/httproutes":                           {true, false, tables.Default},
+		"gateway.networking.k8s.io/v1/referencegrants":                      {true, false, tables.Default},
 	}
 	for _, r := range All() {
 		key := r.GroupVersion.String() + "/" + r.Name
-		t.Run(key+" validates and reports kube's generation and status handling", func(t *testing.T) {
+		t.Run(key+" validates, reports kube's generation and status handling, and serves its table", func(t *testing.T) {
 			w, ok := want[key]
 			if !ok {
 				t.Fatalf("no expectation for %s", key)
@@ -63,6 +73,12 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 			}
 			if s.KeepStatusOnCreate != w.keepStatus {
 				t.Errorf("KeepStatusOnCreate = %v, want %v", s.KeepStatusOnCreate, w.keepStatus)
+			}
+			if s.Table == nil {
+				t.Fatal("no table")
+			}
+			if got, want := s.Table.Columns, w.table.Convertor(nil).Columns; !reflect.DeepEqual(got, want) {
+				t.Errorf("table columns = %v, want %v", got, want)
 			}
 		})
 	}

@@ -81,8 +81,9 @@ func wrongType[T runtime.Object](obj runtime.Object) field.ErrorList {
 	return field.ErrorList{field.InternalError(nil, fmt.Errorf("unexpected object type %T, want %T", obj, want))}
 }
 
-// withGenericChecks adds to a strategy the metadata checks kube-apiserver's
-// generic registry runs for every resource, whatever its own validation:
+// withGenericChecks returns r's strategy with the metadata checks
+// kube-apiserver's generic registry runs for every resource, whatever its
+// own validation, scoped by r.Namespaced:
 //
 //   - on create, only when the type's validation found nothing, the name is
 //     checked as a path segment, the namespace against the scope, and labels,
@@ -94,7 +95,8 @@ func wrongType[T runtime.Object](obj runtime.Object) field.ErrorList {
 //
 // Identical messages may then appear twice in the list, as they do in
 // kube-apiserver; apierrors.NewInvalid prints each message once.
-func withGenericChecks(s Strategy, namespaced bool) Strategy {
+func withGenericChecks(r *Resource) Strategy {
+	s, namespaced := r.Strategy, r.Namespaced
 	validate := s.Validate
 	s.Validate = func(ctx context.Context, obj runtime.Object) field.ErrorList {
 		if validate != nil {

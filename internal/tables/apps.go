@@ -12,7 +12,8 @@ import (
 // Tables of apps/v1 kinds. kube-apiserver takes these descriptions from the
 // extensions/v1beta1 types, so we do too.
 
-var deploymentTable = kindTable(
+// Deployment is kubectl's table of apps/v1 Deployments.
+var Deployment = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Ready", "string", "Number of the pod with ready state"),
@@ -38,7 +39,8 @@ var deploymentTable = kindTable(
 	},
 )
 
-var replicaSetTable = kindTable(
+// ReplicaSet is kubectl's table of apps/v1 ReplicaSets.
+var ReplicaSet = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Desired", "integer", extensionsv1beta1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]),

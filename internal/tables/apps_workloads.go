@@ -17,7 +17,8 @@ import (
 // Tables of StatefulSets, DaemonSets and ControllerRevisions, with
 // kube-apiserver's columns and descriptions.
 
-var statefulSetTable = kindTable(
+// StatefulSet is kubectl's table of apps/v1 StatefulSets.
+var StatefulSet = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Ready", "string", "Number of the pod with ready state"),
@@ -39,7 +40,8 @@ var statefulSetTable = kindTable(
 
 var daemonSetStatusDoc = extensionsv1beta1.DaemonSetStatus{}.SwaggerDoc()
 
-var daemonSetTable = kindTable(
+// DaemonSet is kubectl's table of apps/v1 DaemonSets.
+var DaemonSet = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Desired", "integer", daemonSetStatusDoc["desiredNumberScheduled"]),
@@ -71,7 +73,8 @@ var daemonSetTable = kindTable(
 	},
 )
 
-var controllerRevisionTable = kindTable(
+// ControllerRevision is kubectl's table of apps/v1 ControllerRevisions.
+var ControllerRevision = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Controller", "string", "Controller of the object"),

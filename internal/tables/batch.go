@@ -14,10 +14,10 @@ import (
 // Tables of batch/v1 kinds. kube-apiserver takes the CronJob descriptions
 // from the batch/v1beta1 types, so we do too.
 
-// jobTable is kube's Job table: the status the conditions add up to,
+// Job is kube's Job table: the status the conditions add up to,
 // succeeded pods against completions, and how long the Job ran (or has
 // been running).
-var jobTable = kindTable(
+var Job = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Status", "string", "Status of the job."),
@@ -94,7 +94,8 @@ func jobDuration(j *batchv1.Job, now time.Time) string {
 	return duration.HumanDuration(j.Status.CompletionTime.Sub(j.Status.StartTime.Time))
 }
 
-var cronJobTable = kindTable(
+// CronJob is kubectl's table of batch/v1 CronJobs.
+var CronJob = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Schedule", "string", batchv1beta1.CronJobSpec{}.SwaggerDoc()["schedule"]),

@@ -13,7 +13,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // headers returns a convertor's column names as kubectl prints them,
@@ -34,40 +33,39 @@ func headers(c *TableConvertor) string {
 	return b.String()
 }
 
-func TestForGivesKubectlColumns(t *testing.T) {
+func TestTablesGiveKubectlColumns(t *testing.T) {
 	tests := []struct {
-		name string
-		gk   schema.GroupKind
-		want string
+		name  string
+		table Table
+		want  string
 	}{
-		{"namespaces show their phase", schema.GroupKind{Kind: "Namespace"}, "NAME STATUS AGE"},
-		{"pods show readiness, status and restarts, and where they run when wide", schema.GroupKind{Kind: "Pod"}, "NAME READY STATUS RESTARTS AGE | IP NODE NOMINATED NODE READINESS GATES"},
-		{"services show addresses and ports, and their selector when wide", schema.GroupKind{Kind: "Service"}, "NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE | SELECTOR"},
-		{"config maps count their data", schema.GroupKind{Kind: "ConfigMap"}, "NAME DATA AGE"},
-		{"secrets show their type and count their data", schema.GroupKind{Kind: "Secret"}, "NAME TYPE DATA AGE"},
-		{"service accounts no longer show secrets", schema.GroupKind{Kind: "ServiceAccount"}, "NAME AGE"},
-		{"core events lead with when they were last seen", schema.GroupKind{Kind: "Event"}, "LAST SEEN TYPE REASON OBJECT | SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME"},
-		{"nodes show status, roles and version, and system info when wide", schema.GroupKind{Kind: "Node"}, "NAME STATUS ROLES AGE VERSION | INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME"},
-		{"resource quotas show requests then limits then age", schema.GroupKind{Kind: "ResourceQuota"}, "NAME REQUEST LIMIT AGE"},
-		{"deployments show rollout progress", schema.GroupKind{Group: "apps", Kind: "Deployment"}, "NAME READY UP-TO-DATE AVAILABLE AGE | CONTAINERS IMAGES SELECTOR"},
-		{"replica sets show desired, current and ready counts", schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, "NAME DESIRED CURRENT READY AGE | CONTAINERS IMAGES SELECTOR"},
-		{"endpoint slices list ports and endpoints", schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}, "NAME ADDRESSTYPE PORTS ENDPOINTS AGE"},
-		{"ingresses show class, hosts and address", schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, "NAME CLASS HOSTS ADDRESS PORTS AGE"},
-		{"ingress classes show their controller", schema.GroupKind{Group: "networking.k8s.io", Kind: "IngressClass"}, "NAME CONTROLLER PARAMETERS AGE"},
-		{"roles use the generic created-at table", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}, "NAME CREATED AT"},
-		{"cluster roles use the generic created-at table", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}, "NAME CREATED AT"},
-		{"role bindings show the role, and subjects when wide", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}, "NAME ROLE AGE | USERS GROUPS SERVICEACCOUNTS"},
-		{"cluster role bindings show the role, and subjects when wide", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}, "NAME ROLE AGE | USERS GROUPS SERVICEACCOUNTS"},
-		{"leases show their holder", schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}, "NAME HOLDER AGE"},
-		{"events.k8s.io events look like core events", schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}, "LAST SEEN TYPE REASON OBJECT | SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME"},
-		{"a kind without a printer gets name and age", schema.GroupKind{Group: "example.com", Kind: "Widget"}, "NAME AGE"},
-		{"a core kind without a printer gets name and age", schema.GroupKind{Kind: "LimitRange"}, "NAME AGE"},
+		{"namespaces show their phase", Namespace, "NAME STATUS AGE"},
+		{"pods show readiness, status and restarts, and where they run when wide", Pod, "NAME READY STATUS RESTARTS AGE | IP NODE NOMINATED NODE READINESS GATES"},
+		{"services show addresses and ports, and their selector when wide", Service, "NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE | SELECTOR"},
+		{"config maps count their data", ConfigMap, "NAME DATA AGE"},
+		{"secrets show their type and count their data", Secret, "NAME TYPE DATA AGE"},
+		{"service accounts no longer show secrets", ServiceAccount, "NAME AGE"},
+		{"core events lead with when they were last seen", CoreEvent, "LAST SEEN TYPE REASON OBJECT | SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME"},
+		{"nodes show status, roles and version, and system info when wide", Node, "NAME STATUS ROLES AGE VERSION | INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME"},
+		{"resource quotas show requests then limits then age", ResourceQuota, "NAME REQUEST LIMIT AGE"},
+		{"deployments show rollout progress", Deployment, "NAME READY UP-TO-DATE AVAILABLE AGE | CONTAINERS IMAGES SELECTOR"},
+		{"replica sets show desired, current and ready counts", ReplicaSet, "NAME DESIRED CURRENT READY AGE | CONTAINERS IMAGES SELECTOR"},
+		{"endpoint slices list ports and endpoints", EndpointSlice, "NAME ADDRESSTYPE PORTS ENDPOINTS AGE"},
+		{"ingresses show class, hosts and address", Ingress, "NAME CLASS HOSTS ADDRESS PORTS AGE"},
+		{"ingress classes show their controller", IngressClass, "NAME CONTROLLER PARAMETERS AGE"},
+		{"roles use the generic created-at table", CreatedAt, "NAME CREATED AT"},
+		{"cluster roles use the generic created-at table", CreatedAt, "NAME CREATED AT"},
+		{"role bindings show the role, and subjects when wide", RoleBinding, "NAME ROLE AGE | USERS GROUPS SERVICEACCOUNTS"},
+		{"cluster role bindings show the role, and subjects when wide", ClusterRoleBinding, "NAME ROLE AGE | USERS GROUPS SERVICEACCOUNTS"},
+		{"leases show their holder", Lease, "NAME HOLDER AGE"},
+		{"events.k8s.io events look like core events", EventsV1Event, "LAST SEEN TYPE REASON OBJECT | SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME"},
+		{"a kind without a printer gets name and age", Default, "NAME AGE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := For(tt.gk)
+			c := tt.table.Convertor(nil)
 			if c == nil {
-				t.Fatal("For returned nil")
+				t.Fatal("Convertor returned nil")
 			}
 			// Wide columns all come after the default ones: headers puts
 			// a single "|" before the first.
@@ -79,41 +77,40 @@ func TestForGivesKubectlColumns(t *testing.T) {
 }
 
 func TestEveryNameColumnHasTheNameFormat(t *testing.T) {
-	for _, gk := range append(Kinds(), schema.GroupKind{Group: "example.com", Kind: "Widget"}) {
+	for name, table := range allTables {
 		n := 0
-		for _, col := range For(gk).Columns {
+		for _, col := range table.Convertor(nil).Columns {
 			if col.Name == "Name" {
 				n++
 				if col.Format != "name" || col.Type != "string" {
-					t.Errorf("%v: Name column is %+v", gk, col)
+					t.Errorf("%v: Name column is %+v", name, col)
 				}
 			}
 			if col.Description == "" {
-				t.Errorf("%v: column %q has no description", gk, col.Name)
+				t.Errorf("%v: column %q has no description", name, col.Name)
 			}
 		}
 		if n != 1 {
-			t.Errorf("%v has %d Name columns", gk, n)
+			t.Errorf("%v has %d Name columns", name, n)
 		}
 	}
 }
 
 func TestConvertorsAreIndependentCopies(t *testing.T) {
-	gk := schema.GroupKind{Kind: "Pod"}
-	a := For(gk)
+	a := Pod.Convertor(nil)
 	a.Columns[0].Name = "Mutated"
-	if b := For(gk); b.Columns[0].Name != "Name" {
+	if b := Pod.Convertor(nil); b.Columns[0].Name != "Name" {
 		t.Errorf("mutating one convertor changed the next: %q", b.Columns[0].Name)
 	}
-	d := For(schema.GroupKind{Group: "example.com", Kind: "Widget"})
+	d := Default.Convertor(nil)
 	d.Columns[0].Name = "Mutated"
-	if Default.Columns[0].Name != "Name" {
+	if Default.Convertor(nil).Columns[0].Name != "Name" {
 		t.Errorf("mutating a default convertor changed Default")
 	}
 }
 
 func TestRowRejectsAnObjectOfAnotherKind(t *testing.T) {
-	_, err := For(schema.GroupKind{Kind: "Pod"}).Row(&corev1.Service{})
+	_, err := Pod.Convertor(nil).Row(&corev1.Service{})
 	if err == nil || !strings.Contains(err.Error(), "*v1.Service") {
 		t.Errorf("err = %v, want a wrong-type error naming *v1.Service", err)
 	}
@@ -121,7 +118,7 @@ func TestRowRejectsAnObjectOfAnotherKind(t *testing.T) {
 
 func TestTheClockIsReadForEachRow(t *testing.T) {
 	at := now
-	c := ForClock(schema.GroupKind{Kind: "ConfigMap"}, func() time.Time { return at })
+	c := ConfigMap.Convertor(func() time.Time { return at })
 	cm := &corev1.ConfigMap{ObjectMeta: objMeta("cm", 0)}
 	first, _ := c.Row(cm)
 	at = at.Add(3 * time.Hour)
@@ -161,7 +158,7 @@ func TestAge(t *testing.T) {
 // podCells returns the READY, STATUS and RESTARTS cells of a pod.
 func podCells(t *testing.T, pod *corev1.Pod) string {
 	t.Helper()
-	cells, err := ForClock(schema.GroupKind{Kind: "Pod"}, clock).Row(pod)
+	cells, err := Pod.Convertor(clock).Row(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +267,7 @@ func TestPodReadyStatusAndRestarts(t *testing.T) {
 }
 
 func TestOnlyFinishedPodRowsHaveConditions(t *testing.T) {
-	c := For(schema.GroupKind{Kind: "Pod"})
+	c := Pod.Convertor(nil)
 	tests := []struct {
 		name  string
 		phase corev1.PodPhase
@@ -291,7 +288,7 @@ func TestOnlyFinishedPodRowsHaveConditions(t *testing.T) {
 			}
 		})
 	}
-	if For(schema.GroupKind{Kind: "Service"}).Conditions != nil {
+	if Service.Convertor(nil).Conditions != nil {
 		t.Error("services should have no row conditions")
 	}
 }
@@ -319,7 +316,7 @@ func TestEndpointSliceCells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cells, err := For(schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}).Row(&tt.slice)
+			cells, err := EndpointSlice.Convertor(nil).Row(&tt.slice)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +379,7 @@ func TestServiceCells(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := &corev1.Service{Spec: tt.spec, Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: tt.lb}}}
-			cells, err := For(schema.GroupKind{Kind: "Service"}).Row(svc)
+			cells, err := Service.Convertor(nil).Row(svc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -418,11 +415,11 @@ func TestEventCells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gk := schema.GroupKind{Kind: "Event"}
+			table := CoreEvent
 			if _, ok := tt.event.(*eventsv1.Event); ok {
-				gk.Group = "events.k8s.io"
+				table = EventsV1Event
 			}
-			cells, err := ForClock(gk, clock).Row(tt.event)
+			cells, err := table.Convertor(clock).Row(tt.event)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,7 +433,7 @@ func TestEventCells(t *testing.T) {
 
 func TestDeploymentReadyIsReadyOverDesired(t *testing.T) {
 	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptrTo[int32](5)}, Status: appsv1.DeploymentStatus{ReadyReplicas: 3, UpdatedReplicas: 4, AvailableReplicas: 2}}
-	cells, err := For(schema.GroupKind{Group: "apps", Kind: "Deployment"}).Row(d)
+	cells, err := Deployment.Convertor(nil).Row(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,24 +442,24 @@ func TestDeploymentReadyIsReadyOverDesired(t *testing.T) {
 	}
 }
 
-func TestKindsListsEveryServedKindInOrder(t *testing.T) {
-	var got []string
-	for _, gk := range Kinds() {
-		got = append(got, gk.String())
-	}
-	want := "ConfigMap Event Namespace Node PersistentVolume PersistentVolumeClaim Pod ResourceQuota Secret Service ServiceAccount " +
-		"ControllerRevision.apps DaemonSet.apps Deployment.apps ReplicaSet.apps StatefulSet.apps CronJob.batch Job.batch Lease.coordination.k8s.io EndpointSlice.discovery.k8s.io Event.events.k8s.io " +
-		"Ingress.networking.k8s.io IngressClass.networking.k8s.io PodDisruptionBudget.policy " +
-		"ClusterRole.rbac.authorization.k8s.io ClusterRoleBinding.rbac.authorization.k8s.io Role.rbac.authorization.k8s.io RoleBinding.rbac.authorization.k8s.io " +
-		"PriorityClass.scheduling.k8s.io StorageClass.storage.k8s.io"
-	if strings.Join(got, " ") != want {
-		t.Errorf("Kinds() = %s\nwant       %s", strings.Join(got, " "), want)
-	}
+// allTables are the package's tables, by name, for checks that hold for
+// every one. Which kind uses which table is internal/registry's to say
+// (and test).
+var allTables = map[string]Table{
+	"Namespace": Namespace, "Pod": Pod, "Service": Service, "ConfigMap": ConfigMap, "Secret": Secret,
+	"ServiceAccount": ServiceAccount, "CoreEvent": CoreEvent, "Node": Node, "ResourceQuota": ResourceQuota,
+	"PersistentVolume": PersistentVolume, "PersistentVolumeClaim": PersistentVolumeClaim,
+	"Deployment": Deployment, "ReplicaSet": ReplicaSet, "StatefulSet": StatefulSet, "DaemonSet": DaemonSet,
+	"ControllerRevision": ControllerRevision, "Job": Job, "CronJob": CronJob, "EndpointSlice": EndpointSlice,
+	"Ingress": Ingress, "IngressClass": IngressClass, "PodDisruptionBudget": PodDisruptionBudget,
+	"RoleBinding": RoleBinding, "ClusterRoleBinding": ClusterRoleBinding, "Lease": Lease,
+	"EventsV1Event": EventsV1Event, "PriorityClass": PriorityClass, "StorageClass": StorageClass,
+	"Default": Default, "CreatedAt": CreatedAt,
 }
 
-// ExampleForClock shows the cells of a pod's row; the API layer wraps them
+// ExampleTable_Convertor shows the cells of a pod's row; the API layer wraps them
 // in a metav1.TableRow with the object's metadata.
-func ExampleForClock() {
+func ExampleTable_Convertor() {
 	now := time.Date(2026, time.March, 14, 15, 0, 0, 0, time.UTC)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-7d4b9c-x2x9q", CreationTimestamp: metav1.NewTime(now.Add(-5 * time.Minute))},
@@ -477,7 +474,7 @@ func ExampleForClock() {
 			}},
 		},
 	}
-	c := ForClock(schema.GroupKind{Kind: "Pod"}, func() time.Time { return now })
+	c := Pod.Convertor(func() time.Time { return now })
 	cells, err := c.Row(pod)
 	if err != nil {
 		panic(err)

@@ -14,7 +14,8 @@ import (
 
 // Tables of core/v1 kinds other than Pod and Event.
 
-var namespaceTable = kindTable(
+// Namespace is kubectl's table of Namespaces.
+var Namespace = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Status", "string", "The status of the namespace"),
@@ -25,7 +26,8 @@ var namespaceTable = kindTable(
 	},
 )
 
-var serviceTable = kindTable(
+// Service is kubectl's table of Services.
+var Service = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Type", "string", corev1.ServiceSpec{}.SwaggerDoc()["type"]),
@@ -95,7 +97,8 @@ func servicePorts(ports []corev1.ServicePort) string {
 	return strings.Join(pieces, ",")
 }
 
-var configMapTable = kindTable(
+// ConfigMap is kubectl's table of ConfigMaps.
+var ConfigMap = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Data", "string", corev1.ConfigMap{}.SwaggerDoc()["data"]),
@@ -106,7 +109,8 @@ var configMapTable = kindTable(
 	},
 )
 
-var secretTable = kindTable(
+// Secret is kubectl's table of Secrets.
+var Secret = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Type", "string", corev1.Secret{}.SwaggerDoc()["type"]),
@@ -126,9 +130,9 @@ var secretTable = kindTable(
 	},
 )
 
-// serviceAccountTable has no SECRETS column: kubectl dropped it when
+// ServiceAccount has no SECRETS column: kubectl dropped it when
 // service accounts stopped getting token secrets.
-var serviceAccountTable = kindTable(
+var ServiceAccount = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		ageColumn(),
@@ -138,7 +142,8 @@ var serviceAccountTable = kindTable(
 	},
 )
 
-var nodeTable = kindTable(
+// Node is kubectl's table of Nodes.
+var Node = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Status", "string", "The status of the node"),
@@ -219,7 +224,8 @@ func nodeAddress(n *corev1.Node, t corev1.NodeAddressType) string {
 	return "<none>"
 }
 
-var resourceQuotaTable = kindTable(
+// ResourceQuota is kubectl's table of ResourceQuotas.
+var ResourceQuota = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Request", "string", "Request represents a minimum amount of cpu/memory that a container may consume."),

@@ -27,7 +27,8 @@ var eventColumns = []metav1.TableColumnDefinition{
 	withPriority(nameColumn(), 1),
 }
 
-var coreEventTable = kindTable(eventColumns, func(e *corev1.Event, now time.Time) []interface{} {
+// CoreEvent is kubectl's table of core/v1 Events.
+var CoreEvent = kindTable(eventColumns, func(e *corev1.Event, now time.Time) []interface{} {
 	v := eventView{
 		name:                e.Name,
 		eventType:           e.Type,
@@ -48,7 +49,8 @@ var coreEventTable = kindTable(eventColumns, func(e *corev1.Event, now time.Time
 	return v.cells(now)
 })
 
-var eventsV1EventTable = kindTable(eventColumns, func(e *eventsv1.Event, now time.Time) []interface{} {
+// EventsV1Event is kubectl's table of events.k8s.io/v1 Events: the core Event columns, read from the events.k8s.io fields.
+var EventsV1Event = kindTable(eventColumns, func(e *eventsv1.Event, now time.Time) []interface{} {
 	v := eventView{
 		name:                e.Name,
 		eventType:           e.Type,

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -504,35 +503,35 @@ func bindingSubjects() []rbacv1.Subject {
 // goldenCase is one golden file: a kind and the objects of its table.
 type goldenCase struct {
 	file    string
-	gk      schema.GroupKind
+	table   Table
 	objects []runtime.Object
 }
 
 func goldenCases() []goldenCase {
 	return []goldenCase{
-		{"namespace", schema.GroupKind{Kind: "Namespace"}, []runtime.Object{
+		{"namespace", Namespace, []runtime.Object{
 			&corev1.Namespace{ObjectMeta: clusterMeta("default", 30*24*time.Hour), Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}},
 			&corev1.Namespace{ObjectMeta: clusterMeta("old-demo", 4*time.Minute), Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}},
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp"}},
 		}},
-		{"pod", schema.GroupKind{Kind: "Pod"}, podFixtures()},
-		{"service", schema.GroupKind{Kind: "Service"}, serviceFixtures()},
-		{"configmap", schema.GroupKind{Kind: "ConfigMap"}, []runtime.Object{
+		{"pod", Pod, podFixtures()},
+		{"service", Service, serviceFixtures()},
+		{"configmap", ConfigMap, []runtime.Object{
 			&corev1.ConfigMap{ObjectMeta: objMeta("kube-root-ca.crt", 3*time.Hour), Data: map[string]string{"ca.crt": "..."}},
 			&corev1.ConfigMap{ObjectMeta: objMeta("web-config", 59*time.Second), Data: map[string]string{"a": "1", "b": "2"}, BinaryData: map[string][]byte{"logo.png": {0x89}}},
 			&corev1.ConfigMap{ObjectMeta: objMeta("empty", 119*time.Second)},
 		}},
-		{"secret", schema.GroupKind{Kind: "Secret"}, []runtime.Object{
+		{"secret", Secret, []runtime.Object{
 			&corev1.Secret{ObjectMeta: objMeta("web-tls", 8*24*time.Hour), Type: corev1.SecretTypeTLS, Data: map[string][]byte{"tls.crt": nil, "tls.key": nil}},
 			&corev1.Secret{ObjectMeta: objMeta("db-password", 2*time.Minute+5*time.Second), Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"password": []byte("x")}, StringData: map[string]string{"password": "y", "user": "web"}},
 		}},
-		{"serviceaccount", schema.GroupKind{Kind: "ServiceAccount"}, []runtime.Object{
+		{"serviceaccount", ServiceAccount, []runtime.Object{
 			&corev1.ServiceAccount{ObjectMeta: objMeta("default", 3*time.Hour)},
 			&corev1.ServiceAccount{ObjectMeta: objMeta("deployer", 3*time.Hour+25*time.Minute), Secrets: []corev1.ObjectReference{{Name: "deployer-token"}}},
 		}},
-		{"event", schema.GroupKind{Kind: "Event"}, coreEventFixtures()},
-		{"node", schema.GroupKind{Kind: "Node"}, nodeFixtures()},
-		{"resourcequota", schema.GroupKind{Kind: "ResourceQuota"}, []runtime.Object{
+		{"event", CoreEvent, coreEventFixtures()},
+		{"node", Node, nodeFixtures()},
+		{"resourcequota", ResourceQuota, []runtime.Object{
 			&corev1.ResourceQuota{
 				ObjectMeta: objMeta("compute", 12*time.Minute),
 				Status: corev1.ResourceQuotaStatus{
@@ -542,43 +541,43 @@ func goldenCases() []goldenCase {
 			},
 			&corev1.ResourceQuota{ObjectMeta: objMeta("not-yet-computed", 0), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("10")}}},
 		}},
-		{"deployment", schema.GroupKind{Group: "apps", Kind: "Deployment"}, deploymentFixtures()},
-		{"replicaset", schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, replicaSetFixtures()},
-		{"statefulset", schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, statefulSetFixtures()},
-		{"daemonset", schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, daemonSetFixtures()},
-		{"controllerrevision", schema.GroupKind{Group: "apps", Kind: "ControllerRevision"}, controllerRevisionFixtures()},
-		{"job", schema.GroupKind{Group: "batch", Kind: "Job"}, jobFixtures()},
-		{"cronjob", schema.GroupKind{Group: "batch", Kind: "CronJob"}, cronJobFixtures()},
-		{"endpointslice", schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}, endpointSliceFixtures()},
-		{"ingress", schema.GroupKind{Group: "networking.k8s.io", Kind: "Ingress"}, ingressFixtures()},
-		{"ingressclass", schema.GroupKind{Group: "networking.k8s.io", Kind: "IngressClass"}, ingressClassFixtures()},
-		{"poddisruptionbudget", schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"}, podDisruptionBudgetFixtures()},
-		{"priorityclass", schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}, priorityClassFixtures()},
-		{"persistentvolume", schema.GroupKind{Kind: "PersistentVolume"}, persistentVolumeFixtures()},
-		{"persistentvolumeclaim", schema.GroupKind{Kind: "PersistentVolumeClaim"}, persistentVolumeClaimFixtures()},
-		{"storageclass", schema.GroupKind{Group: "storage.k8s.io", Kind: "StorageClass"}, storageClassFixtures()},
-		{"role", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "Role"}, []runtime.Object{
+		{"deployment", Deployment, deploymentFixtures()},
+		{"replicaset", ReplicaSet, replicaSetFixtures()},
+		{"statefulset", StatefulSet, statefulSetFixtures()},
+		{"daemonset", DaemonSet, daemonSetFixtures()},
+		{"controllerrevision", ControllerRevision, controllerRevisionFixtures()},
+		{"job", Job, jobFixtures()},
+		{"cronjob", CronJob, cronJobFixtures()},
+		{"endpointslice", EndpointSlice, endpointSliceFixtures()},
+		{"ingress", Ingress, ingressFixtures()},
+		{"ingressclass", IngressClass, ingressClassFixtures()},
+		{"poddisruptionbudget", PodDisruptionBudget, podDisruptionBudgetFixtures()},
+		{"priorityclass", PriorityClass, priorityClassFixtures()},
+		{"persistentvolume", PersistentVolume, persistentVolumeFixtures()},
+		{"persistentvolumeclaim", PersistentVolumeClaim, persistentVolumeClaimFixtures()},
+		{"storageclass", StorageClass, storageClassFixtures()},
+		{"role", CreatedAt, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},
 		}},
-		{"clusterrole", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}, []runtime.Object{
+		{"clusterrole", CreatedAt, []runtime.Object{
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin", CreationTimestamp: metav1.NewTime(time.Date(2026, time.March, 1, 8, 30, 0, 0, time.FixedZone("CET", 3600)))}},
 		}},
-		{"rolebinding", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}, []runtime.Object{
+		{"rolebinding", RoleBinding, []runtime.Object{
 			&rbacv1.RoleBinding{ObjectMeta: objMeta("read-pods", 3*time.Hour), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pod-reader"}, Subjects: bindingSubjects()},
 			&rbacv1.RoleBinding{ObjectMeta: objMeta("no-subjects", 3*time.Hour), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}},
 		}},
-		{"clusterrolebinding", schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}, []runtime.Object{
+		{"clusterrolebinding", ClusterRoleBinding, []runtime.Object{
 			&rbacv1.ClusterRoleBinding{ObjectMeta: clusterMeta("cluster-admin", 30*24*time.Hour), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 				Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:masters"}}},
 			&rbacv1.ClusterRoleBinding{ObjectMeta: clusterMeta("deployers", time.Hour), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"}, Subjects: bindingSubjects()},
 		}},
-		{"lease", schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}, []runtime.Object{
+		{"lease", Lease, []runtime.Object{
 			&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Namespace: "kube-node-lease", CreationTimestamp: ago(49 * time.Hour)}, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptrTo("node-1"), LeaseDurationSeconds: ptrTo[int32](40)}},
 			&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "minik-controllers", Namespace: "kube-system", CreationTimestamp: ago(49 * time.Hour)}},
 		}},
-		{"event.events.k8s.io", schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}, eventsV1Fixtures()},
-		{"default", schema.GroupKind{Group: "example.com", Kind: "Widget"}, []runtime.Object{
+		{"event.events.k8s.io", EventsV1Event, eventsV1Fixtures()},
+		{"default", Default, []runtime.Object{
 			&corev1.ConfigMap{ObjectMeta: objMeta("any-object", 75*time.Minute)},
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},
 		}},

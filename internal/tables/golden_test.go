@@ -22,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 func TestGolden(t *testing.T) {
 	for _, gc := range goldenCases() {
 		t.Run(gc.file, func(t *testing.T) {
-			got, err := render(ForClock(gc.gk, clock), gc.objects)
+			got, err := render(gc.table.Convertor(clock), gc.objects)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func cellText(cell interface{}) string {
 // carry numbers too, e.g. DATA and COUNT), and a "date" column strings.
 func TestCellsMatchTheirColumnType(t *testing.T) {
 	for _, gc := range goldenCases() {
-		c := ForClock(gc.gk, clock)
+		c := gc.table.Convertor(clock)
 		for _, obj := range gc.objects {
 			cells, err := c.Row(obj)
 			if err != nil {

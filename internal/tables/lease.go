@@ -7,7 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-var leaseTable = kindTable(
+// Lease is kubectl's table of coordination.k8s.io Leases.
+var Lease = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Holder", "string", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]),

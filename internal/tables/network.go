@@ -18,7 +18,8 @@ import (
 // "+ N more...".
 const maxListed = 3
 
-var endpointSliceTable = kindTable(
+// EndpointSlice is kubectl's table of discovery.k8s.io EndpointSlices.
+var EndpointSlice = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("AddressType", "string", discoveryv1beta1.EndpointSlice{}.SwaggerDoc()["addressType"]),
@@ -53,7 +54,8 @@ var endpointSliceTable = kindTable(
 	},
 )
 
-var ingressTable = kindTable(
+// Ingress is kubectl's table of networking.k8s.io Ingresses.
+var Ingress = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Class", "string", "The name of the IngressClass resource that should be used for additional configuration"),
@@ -112,7 +114,8 @@ func ingressHosts(rules []networkingv1.IngressRule) string {
 	return s
 }
 
-var ingressClassTable = kindTable(
+// IngressClass is kubectl's table of networking.k8s.io IngressClasses.
+var IngressClass = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Controller", "string", "Controller that is responsible for handling this class"),

@@ -9,7 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-var podTable = withConditions(kindTable(
+// Pod is kubectl's table of Pods (with the Completed row condition of a finished Pod).
+var Pod = withConditions(kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),

@@ -10,9 +10,9 @@ import (
 
 // Tables of policy kinds.
 
-// podDisruptionBudgetTable is kube's PodDisruptionBudget table: the bound
+// PodDisruptionBudget is kube's PodDisruptionBudget table: the bound
 // that is set ("N/A" for the other) and the disruptions allowed now.
-var podDisruptionBudgetTable = kindTable(
+var PodDisruptionBudget = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Min Available", "string", "The minimum number of pods that must be available."),

@@ -11,7 +11,7 @@ import (
 )
 
 // Tables of rbac.authorization.k8s.io bindings. Role and ClusterRole have
-// no printer in kube-apiserver and use createdAtTable.
+// no printer in kube-apiserver and use CreatedAt.
 
 // bindingColumns are the columns of RoleBinding ("roleBinding") and
 // ClusterRoleBinding ("clusterRoleBinding").
@@ -26,14 +26,16 @@ func bindingColumns(roleRefDescription, what string) []metav1.TableColumnDefinit
 	}
 }
 
-var roleBindingTable = kindTable(
+// RoleBinding is kubectl's table of rbac RoleBindings.
+var RoleBinding = kindTable(
 	bindingColumns(rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"], "roleBinding"),
 	func(b *rbacv1.RoleBinding, now time.Time) []interface{} {
 		return bindingCells(b.Name, b.RoleRef, b.Subjects, b.CreationTimestamp, now)
 	},
 )
 
-var clusterRoleBindingTable = kindTable(
+// ClusterRoleBinding is kubectl's table of rbac ClusterRoleBindings.
+var ClusterRoleBinding = kindTable(
 	bindingColumns(rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"], "clusterRoleBinding"),
 	func(b *rbacv1.ClusterRoleBinding, now time.Time) []interface{} {
 		return bindingCells(b.Name, b.RoleRef, b.Subjects, b.CreationTimestamp, now)

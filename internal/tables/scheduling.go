@@ -7,10 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// priorityClassTable is kube's PriorityClass printer: the value as an
+// PriorityClass is kube's PriorityClass printer: the value as an
 // integer, globalDefault as a boolean, then Age, then the preemption
 // policy (empty when unset).
-var priorityClassTable = kindTable(
+var PriorityClass = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Value", "integer", schedulingv1.PriorityClass{}.SwaggerDoc()["value"]),

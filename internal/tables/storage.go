@@ -20,10 +20,10 @@ var (
 	scDoc        = storagev1.StorageClass{}.SwaggerDoc()
 )
 
-// persistentVolumeTable is kube's PersistentVolume printer: CLAIM is
+// PersistentVolume is kube's PersistentVolume printer: CLAIM is
 // namespace/name, a volume being deleted shows Terminating, and unset
 // volume mode and attributes class show "<unset>".
-var persistentVolumeTable = kindTable(
+var PersistentVolume = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Capacity", "string", pvSpecDoc["capacity"]),
@@ -57,9 +57,9 @@ var persistentVolumeTable = kindTable(
 	},
 )
 
-// persistentVolumeClaimTable is kube's PersistentVolumeClaim printer:
+// PersistentVolumeClaim is kube's PersistentVolumeClaim printer:
 // capacity and access modes are the bound volume's, empty until then.
-var persistentVolumeClaimTable = kindTable(
+var PersistentVolumeClaim = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Status", "string", pvcStatusDoc["phase"]),
@@ -92,9 +92,9 @@ var persistentVolumeClaimTable = kindTable(
 	},
 )
 
-// storageClassTable is kube's StorageClass printer: the default class's
+// StorageClass is kube's StorageClass printer: the default class's
 // name says so, and unset fields show their defaults.
-var storageClassTable = kindTable(
+var StorageClass = kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("Provisioner", "string", scDoc["provisioner"]),

@@ -8,12 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
-// endpointSliceStrategy: EndpointSlices keep metadata.generation, bumped on
+// endpointSlices: EndpointSlices keep metadata.generation, bumped on
 // any change of endpoints, ports or address type.
-func endpointSliceStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var endpointSlices = &Resource{
+	GroupVersion: discoveryV1, Name: "endpointslices", SingularName: "endpointslice", Kind: "EndpointSlice",
+	Namespaced: true,
+	Strategy: Strategy{
 		Default: defaulter(defaultEndpointSlice),
 		Validate: validator(func(s *discoveryv1.EndpointSlice) field.ErrorList {
 			return validateEndpointSlice(s, supportedAddressTypes)
@@ -22,7 +26,8 @@ func endpointSliceStrategy() Strategy {
 			errs := validateEndpointSlice(s, supportedAddressTypes.Union(deprecatedAddressTypes))
 			return append(errs, validateImmutable(s.AddressType, old.AddressType, field.NewPath("addressType"))...)
 		}),
-	}, true)
+		Table: tables.EndpointSlice.Convertor(nil),
+	},
 }
 
 func defaultEndpointSlice(s *discoveryv1.EndpointSlice) {

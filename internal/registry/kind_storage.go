@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // This file holds persistent storage: core/v1 PersistentVolumes and
@@ -46,10 +48,12 @@ var (
 
 // ---- PersistentVolume ----
 
-// persistentVolumeStrategy: a volume starts Pending (the binder makes it
+// persistentVolumes: a volume starts Pending (the binder makes it
 // Available); its source, volume mode and node affinity are fixed.
-func persistentVolumeStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var persistentVolumes = &Resource{
+	GroupVersion: coreV1, Name: "persistentvolumes", SingularName: "persistentvolume", Kind: "PersistentVolume",
+	ShortNames: []string{"pv"}, HasStatus: true,
+	Strategy: Strategy{
 		Default: defaulter(defaultPersistentVolume),
 		PrepareForCreate: creator(func(pv *corev1.PersistentVolume) {
 			pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending}
@@ -60,7 +64,8 @@ func persistentVolumeStrategy() Strategy {
 		Fields: selectable(func(pv *corev1.PersistentVolume) fields.Set {
 			return fields.Set{"name": pv.Name}
 		}),
-	}, false)
+		Table: tables.PersistentVolume.Convertor(nil),
+	},
 }
 
 // defaultPersistentVolume is kube's v1 defaulting: reclaim policy Retain,
@@ -180,12 +185,14 @@ func validatePersistentVolumeUpdate(pv, old *corev1.PersistentVolume) field.Erro
 
 // ---- PersistentVolumeClaim ----
 
-// persistentVolumeClaimStrategy: a claim starts Pending; its spec is
+// persistentVolumeClaims: a claim starts Pending; its spec is
 // fixed but for the binder setting volumeName once, a bound claim's
 // storage request growing (expansion), its volumeAttributesClassName,
 // and a class set on a claim that had none (the retroactive default).
-func persistentVolumeClaimStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var persistentVolumeClaims = &Resource{
+	GroupVersion: coreV1, Name: "persistentvolumeclaims", SingularName: "persistentvolumeclaim", Kind: "PersistentVolumeClaim",
+	Namespaced: true, ShortNames: []string{"pvc"}, HasStatus: true,
+	Strategy: Strategy{
 		Default: defaulter(defaultPersistentVolumeClaim),
 		PrepareForCreate: creator(func(pvc *corev1.PersistentVolumeClaim) {
 			pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
@@ -196,7 +203,8 @@ func persistentVolumeClaimStrategy() Strategy {
 		Fields: selectable(func(pvc *corev1.PersistentVolumeClaim) fields.Set {
 			return fields.Set{"name": pvc.Name}
 		}),
-	}, true)
+		Table: tables.PersistentVolumeClaim.Convertor(nil),
+	},
 }
 
 // defaultPersistentVolumeClaim is kube's v1 defaulting: phase Pending and
@@ -287,15 +295,18 @@ func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim)
 
 // ---- StorageClass ----
 
-// storageClassStrategy: a class's provisioner, parameters, reclaim policy
+// storageClasses: a class's provisioner, parameters, reclaim policy
 // and binding mode are fixed at creation.
-func storageClassStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var storageClasses = &Resource{
+	GroupVersion: storageV1, Name: "storageclasses", SingularName: "storageclass", Kind: "StorageClass",
+	ShortNames: []string{"sc"},
+	Strategy: Strategy{
 		Default:        defaulter(defaultStorageClass),
 		Validate:       validator(validateStorageClass),
 		ValidateUpdate: updateValidator(validateStorageClassUpdate),
 		NoGeneration:   true,
-	}, false)
+		Table:          tables.StorageClass.Convertor(nil),
+	},
 }
 
 // defaultStorageClass is kube's v1 defaulting: reclaim policy Delete,

@@ -11,19 +11,24 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
-// deploymentStrategy: Deployments keep metadata.generation, bumped on spec
+// deployments: Deployments keep metadata.generation, bumped on spec
 // changes and, because annotations are copied to the ReplicaSets, on
 // annotation changes too.
-func deploymentStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var deployments = &Resource{
+	GroupVersion: appsV1, Name: "deployments", SingularName: "deployment", Kind: "Deployment",
+	Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"}, HasStatus: true, HasScale: true,
+	Strategy: Strategy{
 		Default:                  defaulter(defaultDeployment),
 		PrepareForUpdate:         updater(prepareDeploymentForUpdate),
 		Validate:                 validator(validateDeployment),
 		ValidateUpdate:           updateValidator(validateDeploymentUpdate),
 		StatusUpdatesAnnotations: true,
-	}, true)
+		Table:                    tables.Deployment.Convertor(nil),
+	},
 }
 
 func defaultDeployment(d *appsv1.Deployment) {
@@ -199,15 +204,18 @@ func intOrPercentValue(v intstr.IntOrString) int {
 	return v.IntValue()
 }
 
-// replicaSetStrategy: ReplicaSets keep metadata.generation.
-func replicaSetStrategy() Strategy {
-	return withGenericChecks(Strategy{
+// replicaSets: ReplicaSets keep metadata.generation.
+var replicaSets = &Resource{
+	GroupVersion: appsV1, Name: "replicasets", SingularName: "replicaset", Kind: "ReplicaSet",
+	Namespaced: true, ShortNames: []string{"rs"}, Categories: []string{"all"}, HasStatus: true, HasScale: true,
+	Strategy: Strategy{
 		Default:                  defaulter(defaultReplicaSet),
 		Validate:                 validator(validateReplicaSet),
 		ValidateUpdate:           updateValidator(validateReplicaSetUpdate),
 		Fields:                   selectable(replicaSetFields),
 		StatusUpdatesAnnotations: true,
-	}, true)
+		Table:                    tables.ReplicaSet.Convertor(nil),
+	},
 }
 
 func defaultReplicaSet(rs *appsv1.ReplicaSet) {

@@ -10,20 +10,25 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // StatefulSets, DaemonSets and the ControllerRevisions both keep their
 // history in, with kube's defaults (pkg/apis/apps/v1 defaults) and
 // validation messages (pkg/apis/apps/validation).
 
-// statefulSetStrategy: StatefulSets keep metadata.generation, bumped on
+// statefulSets: StatefulSets keep metadata.generation, bumped on
 // spec changes.
-func statefulSetStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var statefulSets = &Resource{
+	GroupVersion: appsV1, Name: "statefulsets", SingularName: "statefulset", Kind: "StatefulSet",
+	Namespaced: true, ShortNames: []string{"sts"}, Categories: []string{"all"}, HasStatus: true, HasScale: true,
+	Strategy: Strategy{
 		Default:        defaulter(defaultStatefulSet),
 		Validate:       validator(validateStatefulSet),
 		ValidateUpdate: updateValidator(validateStatefulSetUpdate),
-	}, true)
+		Table:          tables.StatefulSet.Convertor(nil),
+	},
 }
 
 func defaultStatefulSet(s *appsv1.StatefulSet) {
@@ -189,14 +194,17 @@ func validateSelectorOf(sel *metav1.LabelSelector, kind string, p *field.Path) f
 	return errs
 }
 
-// daemonSetStrategy: DaemonSets keep metadata.generation, bumped on spec
+// daemonSets: DaemonSets keep metadata.generation, bumped on spec
 // changes.
-func daemonSetStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var daemonSets = &Resource{
+	GroupVersion: appsV1, Name: "daemonsets", SingularName: "daemonset", Kind: "DaemonSet",
+	Namespaced: true, ShortNames: []string{"ds"}, Categories: []string{"all"}, HasStatus: true,
+	Strategy: Strategy{
 		Default:        defaulter(defaultDaemonSet),
 		Validate:       validator(validateDaemonSet),
 		ValidateUpdate: updateValidator(validateDaemonSetUpdate),
-	}, true)
+		Table:          tables.DaemonSet.Convertor(nil),
+	},
 }
 
 func defaultDaemonSet(d *appsv1.DaemonSet) {
@@ -261,10 +269,12 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, p *field
 	return nil
 }
 
-// controllerRevisionStrategy: ControllerRevisions are immutable snapshots
+// controllerRevisions: ControllerRevisions are immutable snapshots
 // of a controller's template; their data and revision may not change.
-func controllerRevisionStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var controllerRevisions = &Resource{
+	GroupVersion: appsV1, Name: "controllerrevisions", SingularName: "controllerrevision", Kind: "ControllerRevision",
+	Namespaced: true,
+	Strategy: Strategy{
 		NoGeneration: true,
 		Validate:     validator(validateControllerRevision),
 		ValidateUpdate: updateValidator(func(r, old *appsv1.ControllerRevision) field.ErrorList {
@@ -272,7 +282,8 @@ func controllerRevisionStrategy() Strategy {
 			errs = append(errs, validateControllerRevision(r)...)
 			return append(errs, validateImmutable(r.Data, old.Data, field.NewPath("data"))...)
 		}),
-	}, true)
+		Table: tables.ControllerRevision.Convertor(nil),
+	},
 }
 
 func validateControllerRevision(r *appsv1.ControllerRevision) field.ErrorList {

@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"minik/internal/tables"
 )
 
 // This file holds the Gateway API kinds (gateway.networking.k8s.io/v1):
@@ -19,17 +20,6 @@ import (
 // (then the CRDs' default status: a controller has not answered yet), the
 // CRDs' OpenAPI defaults, and the part of their schema and CEL validation
 // that a user meets first.
-
-func init() {
-	for gk, f := range map[schema.GroupKind]func() Strategy{
-		{Group: gatewayV1.Group, Kind: "GatewayClass"}:   gatewayClassStrategy,
-		{Group: gatewayV1.Group, Kind: "Gateway"}:        gatewayStrategy,
-		{Group: gatewayV1.Group, Kind: "HTTPRoute"}:      httpRouteStrategy,
-		{Group: gatewayV1.Group, Kind: "ReferenceGrant"}: referenceGrantStrategy,
-	} {
-		strategies[gk] = f
-	}
-}
 
 // pendingConditions is the CRDs' default status: each condition Unknown,
 // reason Pending, "Waiting for controller", at the epoch.
@@ -46,8 +36,10 @@ func pendingConditions(types ...string) []metav1.Condition {
 
 var controllerNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9\/\-._~%!$&'()*+,;=:]+$`)
 
-func gatewayClassStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var gatewayClasses = &Resource{
+	GroupVersion: gatewayV1, Name: "gatewayclasses", SingularName: "gatewayclass", Kind: "GatewayClass",
+	ShortNames: []string{"gc"}, Categories: []string{"gateway-api"}, HasStatus: true,
+	Strategy: Strategy{
 		PrepareForCreate: creator(func(gc *gatewayv1.GatewayClass) {
 			gc.Status = gatewayv1.GatewayClassStatus{Conditions: pendingConditions(string(gatewayv1.GatewayClassConditionStatusAccepted))}
 		}),
@@ -59,7 +51,8 @@ func gatewayClassStrategy() Strategy {
 			}
 			return append(errs, validateGatewayClass(gc)...)
 		}),
-	}, false)
+		Table: tables.Default.Convertor(nil),
+	},
 }
 
 func validateGatewayClass(gc *gatewayv1.GatewayClass) field.ErrorList {
@@ -76,8 +69,10 @@ func validateGatewayClass(gc *gatewayv1.GatewayClass) field.ErrorList {
 	return errs
 }
 
-func gatewayStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var gateways = &Resource{
+	GroupVersion: gatewayV1, Name: "gateways", SingularName: "gateway", Kind: "Gateway",
+	Namespaced: true, ShortNames: []string{"gtw"}, Categories: []string{"gateway-api"}, HasStatus: true,
+	Strategy: Strategy{
 		Default: defaulter(defaultGateway),
 		PrepareForCreate: creator(func(g *gatewayv1.Gateway) {
 			g.Status = gatewayv1.GatewayStatus{Conditions: pendingConditions(string(gatewayv1.GatewayConditionAccepted), string(gatewayv1.GatewayConditionProgrammed))}
@@ -86,7 +81,8 @@ func gatewayStrategy() Strategy {
 		ValidateUpdate: updateValidator(func(g, old *gatewayv1.Gateway) field.ErrorList {
 			return append(validateObjectMetaUpdate(&g.ObjectMeta, &old.ObjectMeta), validateGateway(g)...)
 		}),
-	}, true)
+		Table: tables.Default.Convertor(nil),
+	},
 }
 
 func defaultGateway(g *gatewayv1.Gateway) {
@@ -169,14 +165,17 @@ func validateGatewayHostname(h string, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func httpRouteStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var httpRoutes = &Resource{
+	GroupVersion: gatewayV1, Name: "httproutes", SingularName: "httproute", Kind: "HTTPRoute",
+	Namespaced: true, Categories: []string{"gateway-api"}, HasStatus: true,
+	Strategy: Strategy{
 		Default:  defaulter(defaultHTTPRoute),
 		Validate: validator(validateHTTPRoute),
 		ValidateUpdate: updateValidator(func(r, old *gatewayv1.HTTPRoute) field.ErrorList {
 			return append(validateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta), validateHTTPRoute(r)...)
 		}),
-	}, true)
+		Table: tables.Default.Convertor(nil),
+	},
 }
 
 // defaultHTTPRoute applies the CRD's defaults: parent refs are Gateways,
@@ -315,13 +314,16 @@ func validateHTTPPathMatch(t gatewayv1.PathMatchType, v string, p *field.Path) f
 	return errs
 }
 
-func referenceGrantStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var referenceGrants = &Resource{
+	GroupVersion: gatewayV1, Name: "referencegrants", SingularName: "referencegrant", Kind: "ReferenceGrant",
+	Namespaced: true, ShortNames: []string{"refgrant"}, Categories: []string{"gateway-api"},
+	Strategy: Strategy{
 		Validate: validator(validateReferenceGrant),
 		ValidateUpdate: updateValidator(func(g, old *gatewayv1.ReferenceGrant) field.ErrorList {
 			return append(validateObjectMetaUpdate(&g.ObjectMeta, &old.ObjectMeta), validateReferenceGrant(g)...)
 		}),
-	}, true)
+		Table: tables.Default.Convertor(nil),
+	},
 }
 
 func validateReferenceGrant(g *gatewayv1.ReferenceGrant) field.ErrorList {

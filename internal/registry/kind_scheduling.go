@@ -8,6 +8,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // PriorityClass values, as kube's scheduling API defines them.
@@ -63,12 +65,14 @@ func isKnownSystemPriorityClass(name string, value int32, globalDefault bool) er
 	return fmt.Errorf("%v is not a known system priority class", name)
 }
 
-// priorityClassStrategy: a PriorityClass's metadata.generation is 1 from
+// priorityClasses: a PriorityClass's metadata.generation is 1 from
 // creation on and never bumped, as kube's strategy has it; its value and
 // preemptionPolicy are fixed at creation. That only one class is the
 // global default is the Priority admission plugin's check, as in kube.
-func priorityClassStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var priorityClasses = &Resource{
+	GroupVersion: schedulingV1, Name: "priorityclasses", SingularName: "priorityclass", Kind: "PriorityClass",
+	ShortNames: []string{"pc"},
+	Strategy: Strategy{
 		NoGeneration:     true,
 		PrepareForCreate: creator(func(pc *schedulingv1.PriorityClass) { pc.Generation = 1 }),
 		Default:          defaulter(defaultPriorityClass),
@@ -80,7 +84,8 @@ func priorityClassStrategy() Strategy {
 			}
 			return append(errs, validateImmutable(pc.PreemptionPolicy, old.PreemptionPolicy, field.NewPath("preemptionPolicy"))...)
 		}),
-	}, false)
+		Table: tables.PriorityClass.Convertor(nil),
+	},
 }
 
 // defaultPriorityClass is kube's v1 defaulting: PreemptLowerPriority.

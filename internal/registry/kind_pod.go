@@ -16,19 +16,24 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
-// podStrategy: Pods keep metadata.generation (bumped on spec changes) and
+// pods: Pods keep metadata.generation (bumped on spec changes) and
 // start Pending with their QoS class computed.
-func podStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var pods = &Resource{
+	GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod",
+	Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, Subresources: podSubresources, DeleteReturnsObject: true,
+	Strategy: Strategy{
 		Default:          defaulter(defaultPod),
 		PrepareForCreate: creator(preparePodForCreate),
 		Validate:         validator(validatePod),
 		ValidateUpdate:   updateValidator(validatePodUpdate),
 		Fields:           selectable(podFields),
 		GracePeriod:      podGracePeriod,
-	}, true)
+		Table:            tables.Pod.Convertor(nil),
+	},
 }
 
 func preparePodForCreate(pod *corev1.Pod) {

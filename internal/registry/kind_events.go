@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // Events exist in two APIs over one storage format: core/v1 Events and
@@ -187,10 +189,12 @@ func validateEventStrictUpdate(e, old eventView) field.ErrorList {
 	return errs
 }
 
-// coreEventStrategy: core/v1 Events have no generation or status, and only
+// coreEvents: core/v1 Events have no generation or status, and only
 // the legacy rules apply to them.
-func coreEventStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var coreEvents = &Resource{
+	GroupVersion: coreV1, Name: "events", SingularName: "event", Kind: "Event",
+	Namespaced: true, ShortNames: []string{"ev"},
+	Strategy: Strategy{
 		Validate: validator(func(e *corev1.Event) field.ErrorList {
 			return validateEventLegacy(coreEventView(e))
 		}),
@@ -200,7 +204,8 @@ func coreEventStrategy() Strategy {
 		NoGeneration:       true,
 		KeepStatusOnCreate: true,
 		Fields:             selectable(coreEventFields),
-	}, true)
+		Table:              tables.CoreEvent.Convertor(nil),
+	},
 }
 
 func coreEventFields(e *corev1.Event) fields.Set {
@@ -223,9 +228,11 @@ func coreEventFields(e *corev1.Event) fields.Set {
 	}
 }
 
-// eventsEventStrategy: events.k8s.io/v1 Events, with the strict rules.
-func eventsEventStrategy() Strategy {
-	return withGenericChecks(Strategy{
+// eventsEvents: events.k8s.io/v1 Events, with the strict rules.
+var eventsEvents = &Resource{
+	GroupVersion: eventsV1, Name: "events", SingularName: "event", Kind: "Event",
+	Namespaced: true, ShortNames: []string{"ev"}, StoredAs: eventsV1View,
+	Strategy: Strategy{
 		Validate: validator(func(e *eventsv1.Event) field.ErrorList {
 			return validateEventStrict(eventsEventView(e))
 		}),
@@ -235,7 +242,8 @@ func eventsEventStrategy() Strategy {
 		NoGeneration:       true,
 		KeepStatusOnCreate: true,
 		Fields:             selectable(eventsEventFields),
-	}, true)
+		Table:              tables.EventsV1Event.Convertor(nil),
+	},
 }
 
 // eventsEventFields are the field-selector fields of an events.k8s.io/v1

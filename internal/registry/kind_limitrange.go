@@ -7,21 +7,25 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
-// limitRangeStrategy: LimitRanges have no generation; Container items get
+// limitRanges: LimitRanges have no generation; Container items get
 // kube's defaults (default limit from max, default request from default
-// limit, then from min). Registered in strategy_admissionregistration.go,
-// beside the other kinds admission reads.
-func limitRangeStrategy() Strategy {
-	return withGenericChecks(Strategy{
+// limit, then from min).
+var limitRanges = &Resource{
+	GroupVersion: coreV1, Name: "limitranges", SingularName: "limitrange", Kind: "LimitRange",
+	Namespaced: true, ShortNames: []string{"limits"},
+	Strategy: Strategy{
 		Default:  defaulter(defaultLimitRange),
 		Validate: validator(validateLimitRange),
 		ValidateUpdate: updateValidator(func(lr, old *corev1.LimitRange) field.ErrorList {
 			return append(validateLimitRange(lr), validateObjectMetaUpdate(&lr.ObjectMeta, &old.ObjectMeta)...)
 		}),
 		NoGeneration: true,
-	}, true)
+		Table:        tables.Default.Convertor(nil),
+	},
 }
 
 func defaultLimitRange(lr *corev1.LimitRange) {

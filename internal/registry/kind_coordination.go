@@ -7,12 +7,16 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
-// leaseStrategy: Leases have no generation; they are renewed every few
+// leases: Leases have no generation; they are renewed every few
 // seconds by node agents and leader electors.
-func leaseStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var leases = &Resource{
+	GroupVersion: coordinationV1, Name: "leases", SingularName: "lease", Kind: "Lease",
+	Namespaced: true,
+	Strategy: Strategy{
 		Validate: validator(func(l *coordinationv1.Lease) field.ErrorList {
 			errs := validateObjectMeta(&l.ObjectMeta, true, nameIsDNSSubdomain)
 			return append(errs, validateLeaseSpec(&l.Spec, specPath)...)
@@ -22,7 +26,8 @@ func leaseStrategy() Strategy {
 			return append(errs, validateLeaseSpec(&l.Spec, specPath)...)
 		}),
 		NoGeneration: true,
-	}, true)
+		Table:        tables.Lease.Convertor(nil),
+	},
 }
 
 var leaseStrategies = []coordinationv1.CoordinatedLeaseStrategy{coordinationv1.OldestEmulationVersion}

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // batchV1 is batch/v1: Jobs and CronJobs.
@@ -31,17 +33,20 @@ const (
 	legacyJobNameLabel          = "job-name"
 )
 
-// jobStrategy: Jobs keep metadata.generation; a Job that does not ask for
+// jobs: Jobs keep metadata.generation; a Job that does not ask for
 // a manual selector gets one generated from its UID on create, with the
 // matching labels on its pod template.
-func jobStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var jobs = &Resource{
+	GroupVersion: batchV1, Name: "jobs", SingularName: "job", Kind: "Job",
+	Namespaced: true, Categories: []string{"all"}, HasStatus: true,
+	Strategy: Strategy{
 		Default:          defaulter(defaultJob),
 		PrepareForCreate: creator(generateJobSelector),
 		Validate:         validator(validateJob),
 		ValidateUpdate:   updateValidator(validateJobUpdate),
 		Fields:           selectable(jobFields),
-	}, true)
+		Table:            tables.Job.Convertor(nil),
+	},
 }
 
 // defaultJob is kube's SetDefaults_Job: completions and parallelism 1 when
@@ -239,14 +244,17 @@ func jobFields(j *batchv1.Job) fields.Set {
 	return fields.Set{"status.successful": strconv.Itoa(int(j.Status.Succeeded))}
 }
 
-// cronJobStrategy: CronJobs keep metadata.generation; their status is
+// cronJobs: CronJobs keep metadata.generation; their status is
 // written by the cronjob controller.
-func cronJobStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var cronJobs = &Resource{
+	GroupVersion: batchV1, Name: "cronjobs", SingularName: "cronjob", Kind: "CronJob",
+	Namespaced: true, ShortNames: []string{"cj"}, Categories: []string{"all"}, HasStatus: true,
+	Strategy: Strategy{
 		Default:        defaulter(defaultCronJob),
 		Validate:       validator(validateCronJob),
 		ValidateUpdate: updateValidator(validateCronJobUpdate),
-	}, true)
+		Table:          tables.CronJob.Convertor(nil),
+	},
 }
 
 // defaultCronJob is kube's SetDefaults_CronJob: concurrency Allow, not

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"minik/internal/admission/cel"
+
+	"minik/internal/tables"
 )
 
 // This file holds the admissionregistration.k8s.io/v1 kinds: the webhook
@@ -24,50 +26,45 @@ import (
 // expressions being compiled on create and update so that a policy that
 // cannot run is refused up front.
 
-func init() {
-	// The strategies are registered here rather than in strategies.go so
-	// that this group stays in one file.
-	for gk, f := range map[schema.GroupKind]func() Strategy{
-		{Group: admissionregistrationV1.Group, Kind: "MutatingWebhookConfiguration"}:     mutatingWebhookConfigurationStrategy,
-		{Group: admissionregistrationV1.Group, Kind: "ValidatingWebhookConfiguration"}:   validatingWebhookConfigurationStrategy,
-		{Group: admissionregistrationV1.Group, Kind: "ValidatingAdmissionPolicy"}:        validatingAdmissionPolicyStrategy,
-		{Group: admissionregistrationV1.Group, Kind: "ValidatingAdmissionPolicyBinding"}: validatingAdmissionPolicyBindingStrategy,
-		{Kind: "LimitRange"}: limitRangeStrategy,
-	} {
-		strategies[gk] = f
-	}
+var mutatingWebhookConfigurations = &Resource{
+	GroupVersion: admissionregistrationV1, Name: "mutatingwebhookconfigurations", SingularName: "mutatingwebhookconfiguration", Kind: "MutatingWebhookConfiguration",
+	Categories: []string{"api-extensions"},
+	Strategy:   configurationStrategy(defaultMutatingWebhookConfiguration, validateMutatingWebhookConfiguration),
 }
 
-func mutatingWebhookConfigurationStrategy() Strategy {
-	return configurationStrategy(defaultMutatingWebhookConfiguration, validateMutatingWebhookConfiguration)
+var validatingWebhookConfigurations = &Resource{
+	GroupVersion: admissionregistrationV1, Name: "validatingwebhookconfigurations", SingularName: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration",
+	Categories: []string{"api-extensions"},
+	Strategy:   configurationStrategy(defaultValidatingWebhookConfiguration, validateValidatingWebhookConfiguration),
 }
 
-func validatingWebhookConfigurationStrategy() Strategy {
-	return configurationStrategy(defaultValidatingWebhookConfiguration, validateValidatingWebhookConfiguration)
+var validatingAdmissionPolicies = &Resource{
+	GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicies", SingularName: "validatingadmissionpolicy", Kind: "ValidatingAdmissionPolicy",
+	Categories: []string{"api-extensions"}, HasStatus: true,
+	Strategy: configurationStrategy(defaultValidatingAdmissionPolicy, validateValidatingAdmissionPolicy),
 }
 
-func validatingAdmissionPolicyStrategy() Strategy {
-	return configurationStrategy(defaultValidatingAdmissionPolicy, validateValidatingAdmissionPolicy)
-}
-
-func validatingAdmissionPolicyBindingStrategy() Strategy {
-	return configurationStrategy(defaultValidatingAdmissionPolicyBinding, validateValidatingAdmissionPolicyBinding)
+var validatingAdmissionPolicyBindings = &Resource{
+	GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicybindings", SingularName: "validatingadmissionpolicybinding", Kind: "ValidatingAdmissionPolicyBinding",
+	Categories: []string{"api-extensions"},
+	Strategy:   configurationStrategy(defaultValidatingAdmissionPolicyBinding, validateValidatingAdmissionPolicyBinding),
 }
 
 // configurationStrategy is the strategy of a cluster-scoped
 // admissionregistration kind: an update is checked by the create rules
-// plus the metadata update rules.
+// plus the metadata update rules; the table is the Name/Age one.
 func configurationStrategy[T interface {
 	runtime.Object
 	metav1.Object
 }](def func(T), validate func(T) field.ErrorList) Strategy {
-	return withGenericChecks(Strategy{
+	return Strategy{
 		Default:  defaulter(def),
 		Validate: validator(validate),
 		ValidateUpdate: updateValidator(func(obj, old T) field.ErrorList {
 			return append(validate(obj), validateObjectMetaUpdate(objectMeta(obj), objectMeta(old))...)
 		}),
-	}, false)
+		Table: tables.Default.Convertor(nil),
+	}
 }
 
 // objectMeta is a typed object's embedded ObjectMeta.

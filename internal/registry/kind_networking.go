@@ -10,13 +10,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
-// ingressStrategy: Ingresses keep metadata.generation, bumped on spec
+// ingresses: Ingresses keep metadata.generation, bumped on spec
 // changes; their status (load-balancer addresses) is written by the
 // ingress controller.
-func ingressStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var ingresses = &Resource{
+	GroupVersion: networkingV1, Name: "ingresses", SingularName: "ingress", Kind: "Ingress",
+	Namespaced: true, ShortNames: []string{"ing"}, HasStatus: true,
+	Strategy: Strategy{
 		Validate: validator(func(ing *networkingv1.Ingress) field.ErrorList {
 			errs := validateIngress(ing)
 			if v, ok := ing.Annotations[ingressClassAnnotation]; ok && ing.Spec.IngressClassName != nil {
@@ -28,7 +32,8 @@ func ingressStrategy() Strategy {
 			errs := validateObjectMetaUpdate(&ing.ObjectMeta, &old.ObjectMeta)
 			return append(errs, validateIngress(ing)...)
 		}),
-	}, true)
+		Table: tables.Ingress.Convertor(nil),
+	},
 }
 
 const ingressClassAnnotation = "kubernetes.io/ingress.class"
@@ -193,10 +198,11 @@ func validateTypedLocalObjectReference(apiGroup *string, kind, name string, p *f
 	return errs
 }
 
-// ingressClassStrategy: IngressClasses keep metadata.generation; their
+// ingressClasses: IngressClasses keep metadata.generation; their
 // controller is fixed at creation.
-func ingressClassStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var ingressClasses = &Resource{
+	GroupVersion: networkingV1, Name: "ingressclasses", SingularName: "ingressclass", Kind: "IngressClass",
+	Strategy: Strategy{
 		Default:  defaulter(defaultIngressClass),
 		Validate: validator(validateIngressClass),
 		ValidateUpdate: updateValidator(func(ic, old *networkingv1.IngressClass) field.ErrorList {
@@ -204,7 +210,8 @@ func ingressClassStrategy() Strategy {
 			errs = append(errs, validateImmutable(ic.Spec.Controller, old.Spec.Controller, specPath.Child("controller"))...)
 			return append(errs, validateIngressClass(ic)...)
 		}),
-	}, false)
+		Table: tables.IngressClass.Convertor(nil),
+	},
 }
 
 func defaultIngressClass(ic *networkingv1.IngressClass) {

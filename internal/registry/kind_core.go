@@ -13,17 +13,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // This file holds the core/v1 kinds with small strategies: Namespaces,
 // ConfigMaps, Secrets, ServiceAccounts, Nodes and ResourceQuotas. Pods and
 // Services have their own files.
 
-// namespaceStrategy: Namespaces are Active from creation and carry the
+// namespaces: Namespaces are Active from creation and carry the
 // "kubernetes" finalizer, which the namespace controller removes through
 // the finalize subresource.
-func namespaceStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var namespaces = &Resource{
+	GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace",
+	ShortNames: []string{"ns"}, HasStatus: true, Subresources: namespaceSubresources, DeleteReturnsObject: true,
+	Strategy: Strategy{
 		Default:          defaulter(defaultNamespace),
 		PrepareForCreate: creator(prepareNamespaceForCreate),
 		PrepareForUpdate: updater(prepareNamespaceForUpdate),
@@ -33,7 +37,8 @@ func namespaceStrategy() Strategy {
 		Fields:           selectable(namespaceFields),
 		HoldsDeletion:    namespaceHeldBySpecFinalizers,
 		PrepareForDelete: defaulter(func(ns *corev1.Namespace) { ns.Status.Phase = corev1.NamespaceTerminating }),
-	}, false)
+		Table:            tables.Namespace.Convertor(nil),
+	},
 }
 
 func defaultNamespace(ns *corev1.Namespace) {
@@ -80,14 +85,17 @@ func namespaceFields(ns *corev1.Namespace) fields.Set {
 	}
 }
 
-// configMapStrategy: ConfigMaps have no generation; immutable ones refuse
+// configMaps: ConfigMaps have no generation; immutable ones refuse
 // data changes.
-func configMapStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var configMaps = &Resource{
+	GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap",
+	Namespaced: true, ShortNames: []string{"cm"},
+	Strategy: Strategy{
 		Validate:       validator(validateConfigMap),
 		ValidateUpdate: updateValidator(validateConfigMapUpdate),
 		NoGeneration:   true,
-	}, true)
+		Table:          tables.ConfigMap.Convertor(nil),
+	},
 }
 
 // maxDataSize bounds the data of a ConfigMap or Secret.
@@ -136,16 +144,19 @@ func validateConfigMapUpdate(cm, old *corev1.ConfigMap) field.ErrorList {
 	return append(errs, validateConfigMap(cm)...)
 }
 
-// secretStrategy: Secrets have no generation; stringData is folded into data
+// secrets: Secrets have no generation; stringData is folded into data
 // and never stored.
-func secretStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var secrets = &Resource{
+	GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret",
+	Namespaced: true, SecretBearing: true,
+	Strategy: Strategy{
 		Default:        defaulter(defaultSecret),
 		Validate:       validator(validateSecret),
 		ValidateUpdate: updateValidator(validateSecretUpdate),
 		NoGeneration:   true,
 		Fields:         selectable(secretFields),
-	}, true)
+		Table:          tables.Secret.Convertor(nil),
+	},
 }
 
 func defaultSecret(s *corev1.Secret) {
@@ -235,10 +246,12 @@ func secretFields(s *corev1.Secret) fields.Set {
 	return fields.Set{"type": string(s.Type)}
 }
 
-// serviceAccountStrategy: ServiceAccounts have no generation and only their
+// serviceAccounts: ServiceAccounts have no generation and only their
 // metadata is checked.
-func serviceAccountStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var serviceAccounts = &Resource{
+	GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount",
+	Namespaced: true, ShortNames: []string{"sa"}, Subresources: serviceAccountSubresources, DeleteReturnsObject: true,
+	Strategy: Strategy{
 		Validate: validator(func(sa *corev1.ServiceAccount) field.ErrorList {
 			return validateObjectMeta(&sa.ObjectMeta, true, nameIsDNSSubdomain)
 		}),
@@ -247,13 +260,16 @@ func serviceAccountStrategy() Strategy {
 			return append(errs, validateObjectMeta(&sa.ObjectMeta, true, nameIsDNSSubdomain)...)
 		}),
 		NoGeneration: true,
-	}, true)
+		Table:        tables.ServiceAccount.Convertor(nil),
+	},
 }
 
-// nodeStrategy: Nodes have no generation, and their status (capacity,
+// nodes: Nodes have no generation, and their status (capacity,
 // addresses, conditions) is accepted on create, as kubelets register with it.
-func nodeStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var nodes = &Resource{
+	GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node",
+	ShortNames: []string{"no"}, HasStatus: true, Subresources: nodeSubresources,
+	Strategy: Strategy{
 		Default:            defaulter(defaultNode),
 		PrepareForCreate:   creator(prepareNodeForCreate),
 		Validate:           validator(validateNode),
@@ -261,7 +277,8 @@ func nodeStrategy() Strategy {
 		NoGeneration:       true,
 		KeepStatusOnCreate: true,
 		Fields:             selectable(nodeFields),
-	}, false)
+		Table:              tables.Node.Convertor(nil),
+	},
 }
 
 func defaultNode(n *corev1.Node) {
@@ -400,15 +417,18 @@ func nodeFields(n *corev1.Node) fields.Set {
 	return fields.Set{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)}
 }
 
-// resourceQuotaStrategy: ResourceQuotas have no generation; their status
+// resourceQuotas: ResourceQuotas have no generation; their status
 // (hard and used) is written by the quota controller only.
-func resourceQuotaStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var resourceQuotas = &Resource{
+	GroupVersion: coreV1, Name: "resourcequotas", SingularName: "resourcequota", Kind: "ResourceQuota",
+	Namespaced: true, ShortNames: []string{"quota"}, HasStatus: true, DeleteReturnsObject: true,
+	Strategy: Strategy{
 		Default:        defaulter(defaultResourceQuota),
 		Validate:       validator(validateResourceQuota),
 		ValidateUpdate: updateValidator(validateResourceQuotaUpdate),
 		NoGeneration:   true,
-	}, true)
+		Table:          tables.ResourceQuota.Convertor(nil),
+	},
 }
 
 func defaultResourceQuota(q *corev1.ResourceQuota) {

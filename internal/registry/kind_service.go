@@ -12,14 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
-// serviceStrategy: Services have no generation. Cluster IPs and node ports
+// services: Services have no generation. Cluster IPs and node ports
 // are allocated elsewhere; this strategy keeps the linked fields
 // (clusterIP/clusterIPs, ipFamilies, ipFamilyPolicy) consistent and carries
 // allocated values over updates that omit them.
-func serviceStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var services = &Resource{
+	GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service",
+	Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, NewAllocator: newServiceAllocator, Maintain: serviceMaintenance, DeleteReturnsObject: true,
+	Strategy: Strategy{
 		Default:          defaulter(defaultService),
 		PrepareForCreate: creator(prepareServiceForCreate),
 		PrepareForUpdate: updater(prepareServiceForUpdate),
@@ -27,7 +31,8 @@ func serviceStrategy() Strategy {
 		ValidateUpdate:   updateValidator(validateServiceUpdate),
 		NoGeneration:     true,
 		Fields:           selectable(serviceFields),
-	}, true)
+		Table:            tables.Service.Convertor(nil),
+	},
 }
 
 func defaultService(s *corev1.Service) {

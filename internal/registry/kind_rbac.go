@@ -4,13 +4,17 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // RBAC objects have no generation; their names are path segments, so that
 // "system:controller:..." is a valid name.
 
-func roleStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var roles = &Resource{
+	GroupVersion: rbacV1, Name: "roles", SingularName: "role", Kind: "Role",
+	Namespaced: true,
+	Strategy: Strategy{
 		Validate: validator(func(r *rbacv1.Role) field.ErrorList {
 			return validateRole(&r.ObjectMeta, r.Rules, true)
 		}),
@@ -19,18 +23,21 @@ func roleStrategy() Strategy {
 			return append(errs, validateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)...)
 		}),
 		NoGeneration: true,
-	}, true)
+		Table:        tables.CreatedAt.Convertor(nil),
+	},
 }
 
-func clusterRoleStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var clusterRoles = &Resource{
+	GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole",
+	Strategy: Strategy{
 		Validate: validator(validateClusterRole),
 		ValidateUpdate: updateValidator(func(r, old *rbacv1.ClusterRole) field.ErrorList {
 			errs := validateClusterRole(r)
 			return append(errs, validateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)...)
 		}),
 		NoGeneration: true,
-	}, false)
+		Table:        tables.CreatedAt.Convertor(nil),
+	},
 }
 
 func validateRole(m *metav1.ObjectMeta, rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
@@ -82,8 +89,10 @@ func validatePolicyRule(r rbacv1.PolicyRule, namespaced bool, p *field.Path) fie
 	return errs
 }
 
-func roleBindingStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var roleBindings = &Resource{
+	GroupVersion: rbacV1, Name: "rolebindings", SingularName: "rolebinding", Kind: "RoleBinding",
+	Namespaced: true,
+	Strategy: Strategy{
 		Default: defaulter(func(b *rbacv1.RoleBinding) { defaultBinding(&b.RoleRef, b.Subjects) }),
 		Validate: validator(func(b *rbacv1.RoleBinding) field.ErrorList {
 			return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, true)
@@ -92,11 +101,13 @@ func roleBindingStrategy() Strategy {
 			return validateBindingUpdate(&b.ObjectMeta, &old.ObjectMeta, b.RoleRef, old.RoleRef, b.Subjects, true)
 		}),
 		NoGeneration: true,
-	}, true)
+		Table:        tables.RoleBinding.Convertor(nil),
+	},
 }
 
-func clusterRoleBindingStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var clusterRoleBindings = &Resource{
+	GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding",
+	Strategy: Strategy{
 		Default: defaulter(func(b *rbacv1.ClusterRoleBinding) { defaultBinding(&b.RoleRef, b.Subjects) }),
 		Validate: validator(func(b *rbacv1.ClusterRoleBinding) field.ErrorList {
 			return validateBinding(&b.ObjectMeta, b.RoleRef, b.Subjects, false)
@@ -105,7 +116,8 @@ func clusterRoleBindingStrategy() Strategy {
 			return validateBindingUpdate(&b.ObjectMeta, &old.ObjectMeta, b.RoleRef, old.RoleRef, b.Subjects, false)
 		}),
 		NoGeneration: true,
-	}, false)
+		Table:        tables.ClusterRoleBinding.Convertor(nil),
+	},
 }
 
 // defaultBinding fills the API groups of the role reference and of User

@@ -3,16 +3,13 @@ package registry
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"minik/internal/tables"
@@ -48,18 +45,17 @@ func ToInternalCRD(crd *apiextensionsv1.CustomResourceDefinition) (*apiextension
 	return out, nil
 }
 
-func init() {
-	strategies[schema.GroupKind{Group: apiextensionsV1.Group, Kind: "CustomResourceDefinition"}] = crdStrategy
-}
-
-// crdStrategy is kube's customresourcedefinition strategy: the status is
-// the server's (reset on create, kept on update) but for the storage
-// version recorded in status.storedVersions; generation bumps on spec
-// changes; validation is apiextensions-apiserver's own (names, scope,
-// versions, structural schemas), run on the internal version. The table
-// is the generic NAME, CREATED AT.
-func crdStrategy() Strategy {
-	return Strategy{
+// customResourceDefinitions has kube's customresourcedefinition strategy:
+// the status is the server's (reset on create, kept on update) but for the
+// storage version recorded in status.storedVersions; generation bumps on
+// spec changes; validation is apiextensions-apiserver's own (names, scope,
+// versions, structural schemas, and the metadata: the generic metadata
+// checks are not added), run on the internal version. The table is the
+// generic NAME, CREATED AT.
+var customResourceDefinitions = &Resource{
+	GroupVersion: apiextensionsV1, Name: "customresourcedefinitions", SingularName: "customresourcedefinition", Kind: "CustomResourceDefinition",
+	ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}, HasStatus: true,
+	Strategy: Strategy{
 		Default:          defaulter(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
 		PrepareForCreate: creator(func(crd *apiextensionsv1.CustomResourceDefinition) { addStoredVersion(crd) }),
 		PrepareForUpdate: updater(func(crd, _ *apiextensionsv1.CustomResourceDefinition) { addStoredVersion(crd) }),
@@ -82,8 +78,9 @@ func crdStrategy() Strategy {
 			}
 			return validation.ValidateCustomResourceDefinitionUpdate(context.Background(), in, oldIn)
 		}),
-		Table: nameCreatedAtTable(),
-	}
+		Table:             tables.CreatedAt.Convertor(nil),
+		validatesMetadata: true,
+	},
 }
 
 // addStoredVersion records the storage version in status.storedVersions.
@@ -95,24 +92,6 @@ func addStoredVersion(crd *apiextensionsv1.CustomResourceDefinition) {
 			}
 			return
 		}
-	}
-}
-
-// nameCreatedAtTable is kube's generic table (NAME, CREATED AT), served
-// for the kinds without printers of their own in kube-apiserver.
-func nameCreatedAtTable() *tables.TableConvertor {
-	return &tables.TableConvertor{
-		Columns: []metav1.TableColumnDefinition{
-			{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
-			{Name: "Created At", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"]},
-		},
-		Row: func(obj runtime.Object) ([]interface{}, error) {
-			crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-			if !ok {
-				return nil, fmt.Errorf("unexpected object type %T", obj)
-			}
-			return []interface{}{crd.Name, crd.CreationTimestamp.UTC().Format(time.RFC3339)}, nil
-		},
 	}
 }
 

@@ -7,17 +7,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"minik/internal/tables"
 )
 
 // policyV1 is policy/v1: PodDisruptionBudgets (and the Eviction kind of
 // the pods/eviction subresource, answered by internal/api).
 var policyV1 = schema.GroupVersion{Group: "policy", Version: "v1"}
 
-// podDisruptionBudgetStrategy: PodDisruptionBudgets keep
+// podDisruptionBudgets: PodDisruptionBudgets keep
 // metadata.generation, bumped on spec changes; their status is written by
 // the disruption controller and by the eviction subresource.
-func podDisruptionBudgetStrategy() Strategy {
-	return withGenericChecks(Strategy{
+var podDisruptionBudgets = &Resource{
+	GroupVersion: policyV1, Name: "poddisruptionbudgets", SingularName: "poddisruptionbudget", Kind: "PodDisruptionBudget",
+	Namespaced: true, ShortNames: []string{"pdb"}, HasStatus: true,
+	Strategy: Strategy{
 		Validate: validator(func(pdb *policyv1.PodDisruptionBudget) field.ErrorList {
 			errs := validateObjectMeta(&pdb.ObjectMeta, true, nameIsDNSSubdomain)
 			return append(errs, validatePDBSpec(&pdb.Spec, specPath)...)
@@ -27,7 +31,8 @@ func podDisruptionBudgetStrategy() Strategy {
 			errs = append(errs, validatePDBSpec(&pdb.Spec, specPath)...)
 			return append(errs, validatePDBStatus(&pdb.Status, field.NewPath("status"))...)
 		}),
-	}, true)
+		Table: tables.PodDisruptionBudget.Convertor(nil),
+	},
 }
 
 var unhealthyPodEvictionPolicies = sets.New(string(policyv1.IfHealthyBudget), string(policyv1.AlwaysAllow))

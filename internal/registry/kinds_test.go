@@ -1,0 +1,108 @@
+package registry
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
+	want := "v1/namespaces v1/pods v1/services v1/configmaps v1/secrets v1/serviceaccounts v1/events v1/nodes " +
+		"v1/resourcequotas v1/limitranges v1/persistentvolumes v1/persistentvolumeclaims " +
+		"apps/v1/deployments apps/v1/replicasets apps/v1/statefulsets apps/v1/daemonsets apps/v1/controllerrevisions " +
+		"batch/v1/cronjobs batch/v1/jobs discovery.k8s.io/v1/endpointslices " +
+		"networking.k8s.io/v1/ingresses networking.k8s.io/v1/ingressclasses policy/v1/poddisruptionbudgets " +
+		"rbac.authorization.k8s.io/v1/roles rbac.authorization.k8s.io/v1/rolebindings rbac.authorization.k8s.io/v1/clusterroles rbac.authorization.k8s.io/v1/clusterrolebindings " +
+		"coordination.k8s.io/v1/leases events.k8s.io/v1/events scheduling.k8s.io/v1/priorityclasses storage.k8s.io/v1/storageclasses " +
+		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations admissionregistration.k8s.io/v1/validatingwebhookconfigurations " +
+		"admissionregistration.k8s.io/v1/validatingadmissionpolicies admissionregistration.k8s.io/v1/validatingadmissionpolicybindings " +
+		"apiextensions.k8s.io/v1/customresourcedefinitions " +
+		"gateway.networking.k8s.io/v1/gatewayclasses gateway.networking.k8s.io/v1/gateways gateway.networking.k8s.io/v1/httproutes gateway.networking.k8s.io/v1/referencegrants"
+	var got []string
+	for _, r := range All() {
+		got = append(got, r.GroupVersion.String()+"/"+r.Name)
+	}
+	if strings.Join(got, " ") != want {
+		t.Errorf("All() =\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+}
+
+func TestAllAndCreateOnlyReturnCopiesCallersMayModify(t *testing.T) {
+	for _, list := range []func() []*Resource{All, CreateOnly} {
+		first := list()
+		for _, r := range first {
+			r.Name += "-changed"
+			r.Namespaced = !r.Namespaced
+			if len(r.ShortNames) > 0 {
+				r.ShortNames[0] = "changed"
+			}
+			if len(r.Subresources) > 0 {
+				r.Subresources[0].Name = "changed"
+				if u := r.Subresources[0].Update; u != nil {
+					u.Narrow = !u.Narrow
+				}
+			}
+			if r.Strategy.Table != nil {
+				r.Strategy.Table.Columns[0].Name = "Changed"
+			}
+		}
+		for _, r := range list() {
+			if strings.Contains(r.Name, "changed") || slices.Contains(r.ShortNames, "changed") || r.Subresource("changed") != nil {
+				t.Errorf("%s: a change to an earlier copy shows", r.Name)
+			}
+			if r.Strategy.Table != nil && r.Strategy.Table.Columns[0].Name == "Changed" {
+				t.Errorf("%s: a change to an earlier copy's table shows", r.Name)
+			}
+		}
+	}
+	for _, r := range All() {
+		if r.Name == "pods" && !r.Namespaced {
+			t.Error("pods lost its scope through an earlier copy")
+		}
+		if r.Name == "namespaces" && !r.Subresource("finalize").Update.Narrow {
+			t.Error("namespaces/finalize lost its narrowness through an earlier copy")
+		}
+	}
+}
+
+// TestEveryKindsValidationAgreesWithItsScope guards the one scope that a
+// kind's own validation repeats: its metadata checks (validateObjectMeta,
+// as kube's type validation calls ValidateObjectMeta) take the scope as a
+// flag, which must be the descriptor's Namespaced. An object placed as
+// its descriptor says must draw no namespace error.
+func TestEveryKindsValidationAgreesWithItsScope(t *testing.T) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range All() {
+		t.Run(r.GroupVersion.String()+"/"+r.Name, func(t *testing.T) {
+			obj, err := s.New(r.GroupVersionKind())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.SetName("x")
+			if r.Namespaced {
+				m.SetNamespace("default")
+			}
+			for _, e := range r.Strategy.Validate(context.Background(), obj) {
+				if e.Field == "metadata.namespace" {
+					t.Errorf("Namespaced = %v, but validation says %v", r.Namespaced, e)
+				}
+			}
+		})
+	}
+}
