@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/json"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"reflect"
 	"strconv"
@@ -26,7 +27,10 @@ import (
 // the finalize subresource.
 var namespaces = &Resource{
 	GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace",
-	ShortNames: []string{"ns"}, HasStatus: true, Subresources: namespaceSubresources, DeleteReturnsObject: true,
+	ShortNames: []string{"ns"}, HasStatus: true, DeleteReturnsObject: true,
+	Subresources: []Subresource{
+		{Name: "finalize", Kind: "Namespace", Verbs: metav1.Verbs{"update"}, Update: &namespaceFinalize},
+	},
 	Strategy: Strategy{
 		Default:          defaulter(defaultNamespace),
 		PrepareForCreate: creator(prepareNamespaceForCreate),
@@ -250,7 +254,10 @@ func secretFields(s *corev1.Secret) fields.Set {
 // metadata is checked.
 var serviceAccounts = &Resource{
 	GroupVersion: coreV1, Name: "serviceaccounts", SingularName: "serviceaccount", Kind: "ServiceAccount",
-	Namespaced: true, ShortNames: []string{"sa"}, Subresources: serviceAccountSubresources, DeleteReturnsObject: true,
+	Namespaced: true, ShortNames: []string{"sa"}, DeleteReturnsObject: true,
+	Subresources: []Subresource{
+		{Name: "token", GroupVersion: authenticationv1.SchemeGroupVersion, Kind: "TokenRequest", Verbs: metav1.Verbs{"create"}, SecretBearing: true, Create: createToken},
+	},
 	Strategy: Strategy{
 		Validate: validator(func(sa *corev1.ServiceAccount) field.ErrorList {
 			return validateObjectMeta(&sa.ObjectMeta, true, nameIsDNSSubdomain)
@@ -268,7 +275,10 @@ var serviceAccounts = &Resource{
 // addresses, conditions) is accepted on create, as kubelets register with it.
 var nodes = &Resource{
 	GroupVersion: coreV1, Name: "nodes", SingularName: "node", Kind: "Node",
-	ShortNames: []string{"no"}, HasStatus: true, Subresources: nodeSubresources,
+	ShortNames: []string{"no"}, HasStatus: true,
+	Subresources: []Subresource{
+		{Name: "proxy", Kind: "NodeProxyOptions", Verbs: proxyVerbs, Connect: connectNodeProxy},
+	},
 	Strategy: Strategy{
 		Default:            defaulter(defaultNode),
 		PrepareForCreate:   creator(prepareNodeForCreate),

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"math"
@@ -24,7 +25,17 @@ import (
 // start Pending with their QoS class computed.
 var pods = &Resource{
 	GroupVersion: coreV1, Name: "pods", SingularName: "pod", Kind: "Pod",
-	Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, Subresources: podSubresources, DeleteReturnsObject: true,
+	Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, HasStatus: true, DeleteReturnsObject: true,
+	Subresources: []Subresource{
+		{Name: "attach", Kind: "PodAttachOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("attach")},
+		{Name: "binding", Kind: "Binding", Verbs: metav1.Verbs{"create"}, Create: createBinding},
+		{Name: "ephemeralcontainers", Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}, Update: podEphemeralContainers()},
+		{Name: "eviction", GroupVersion: policyv1.SchemeGroupVersion, Kind: "Eviction", Verbs: metav1.Verbs{"create"}, Create: createEviction},
+		{Name: "exec", Kind: "PodExecOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("exec")},
+		{Name: "log", Kind: "Pod", Verbs: metav1.Verbs{"get"}, Connect: connectLog},
+		{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectPortForward},
+		{Name: "proxy", Kind: "PodProxyOptions", Verbs: proxyVerbs, Connect: connectPodProxy},
+	},
 	Strategy: Strategy{
 		Default:          defaulter(defaultPod),
 		PrepareForCreate: creator(preparePodForCreate),

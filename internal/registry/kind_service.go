@@ -22,7 +22,10 @@ import (
 // allocated values over updates that omit them.
 var services = &Resource{
 	GroupVersion: coreV1, Name: "services", SingularName: "service", Kind: "Service",
-	Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, Subresources: serviceSubresources, NewAllocator: newServiceAllocator, Maintain: serviceMaintenance, DeleteReturnsObject: true,
+	Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, HasStatus: true, NewAllocator: newServiceAllocator, Maintain: serviceMaintenance, DeleteReturnsObject: true,
+	Subresources: []Subresource{
+		{Name: "proxy", Kind: "ServiceProxyOptions", Verbs: proxyVerbs, Connect: connectServiceProxy},
+	},
 	Strategy: Strategy{
 		Default:          defaulter(defaultService),
 		PrepareForCreate: creator(prepareServiceForCreate),

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,39 +17,6 @@ var proxyVerbs = metav1.Verbs{"create", "delete", "get", "patch", "update"}
 
 // connectVerbs are the verbs of exec, attach and portforward.
 var connectVerbs = metav1.Verbs{"create", "get"}
-
-// podSubresources are the subresources of pods beyond status, as
-// kube-apiserver serves them.
-var podSubresources = []Subresource{
-	{Name: "attach", Kind: "PodAttachOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("attach")},
-	{Name: "binding", Kind: "Binding", Verbs: metav1.Verbs{"create"}, Create: createBinding},
-	{Name: "ephemeralcontainers", Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}, Update: podEphemeralContainers()},
-	{Name: "eviction", GroupVersion: policyv1.SchemeGroupVersion, Kind: "Eviction", Verbs: metav1.Verbs{"create"}, Create: createEviction},
-	{Name: "exec", Kind: "PodExecOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectRemoteCommand("exec")},
-	{Name: "log", Kind: "Pod", Verbs: metav1.Verbs{"get"}, Connect: connectLog},
-	{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectPortForward},
-	{Name: "proxy", Kind: "PodProxyOptions", Verbs: proxyVerbs, Connect: connectPodProxy},
-}
-
-// serviceSubresources are the subresources of services beyond status.
-var serviceSubresources = []Subresource{
-	{Name: "proxy", Kind: "ServiceProxyOptions", Verbs: proxyVerbs, Connect: connectServiceProxy},
-}
-
-// nodeSubresources are the subresources of nodes beyond status.
-var nodeSubresources = []Subresource{
-	{Name: "proxy", Kind: "NodeProxyOptions", Verbs: proxyVerbs, Connect: connectNodeProxy},
-}
-
-// serviceAccountSubresources are the subresources of service accounts.
-var serviceAccountSubresources = []Subresource{
-	{Name: "token", GroupVersion: authenticationv1.SchemeGroupVersion, Kind: "TokenRequest", Verbs: metav1.Verbs{"create"}, SecretBearing: true, Create: createToken},
-}
-
-// namespaceSubresources are the subresources of namespaces beyond status.
-var namespaceSubresources = []Subresource{
-	{Name: "finalize", Kind: "Namespace", Verbs: metav1.Verbs{"update"}, Update: &namespaceFinalize},
-}
 
 // createBinding is pods/binding: the scheduler's one write of
 // spec.nodeName, refused for a pod already bound or being deleted.
