@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -107,8 +108,6 @@ var knownBugs = map[string]string{
 	"namespaces discovery verbs":                                           "namespaces are served with deletecollection; kube-apiserver serves no deletecollection for them",
 	"namespaces aggregated discovery verbs":                                "namespaces are served with deletecollection; kube-apiserver serves no deletecollection for them",
 	"namespaces deletecollection":                                          "DELETE /api/v1/namespaces?labelSelector=… deletes (200); kube-apiserver answers 405 MethodNotAllowed",
-	"namespaces discovery subresources":                                    "namespaces/finalize is served but not listed: the descriptor does not declare it",
-	"namespaces aggregated discovery subresources":                         "namespaces/finalize is served but not listed: the descriptor does not declare it",
 	"pods discovery subresources":                                          "pods/resize is not served",
 	"pods aggregated discovery subresources":                               "pods/resize is not served",
 	"limitranges table":                                                    "the LimitRange table is Name | Age; kube-apiserver's default table convertor gives Name | Created At",
@@ -316,10 +315,13 @@ func (e *descriptorEnv) ensureNamespace(t *testing.T, name string) {
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-// step is one check of a resource; later steps build on earlier ones.
+// step is one check of a resource. Steps on the objects build on the
+// earlier ones and do not run after one fails; independent steps (the
+// discovery and OpenAPI documents) always run.
 type step struct {
-	name string
-	run  func(t *testing.T)
+	name        string
+	run         func(t *testing.T)
+	independent bool
 }
 
 // run checks one resource.
@@ -341,7 +343,7 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 	})
 	var created *unstructured.Unstructured
 	steps := []step{
-		{"watch starts from an empty list", func(t *testing.T) {
+		{name: "watch starts from an empty list", run: func(t *testing.T) {
 			list, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				t.Fatalf("list %s: %v", s.gvr, err)
@@ -355,7 +357,7 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 			}
 			w = &eventWatcher{w: wi}
 		}},
-		{"create", func(t *testing.T) {
+		{name: "create", run: func(t *testing.T) {
 			var err error
 			created, err = client.Create(ctx, s.a.DeepCopy(), metav1.CreateOptions{})
 			if err != nil {
@@ -373,7 +375,7 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 			w.await(t, watch.Added, nameA, nil, "the first object's creation")
 			w.await(t, watch.Added, nameB, nil, "the second object's creation")
 		}},
-		{"get", func(t *testing.T) {
+		{name: "get", run: func(t *testing.T) {
 			got, err := client.Get(ctx, nameA, metav1.GetOptions{})
 			if err != nil {
 				t.Fatalf("get %s %s: %v", s.gvr, nameA, err)
@@ -386,7 +388,7 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 				t.Errorf("get of an absent %s: %v; want NotFound", s.gvr, err)
 			}
 		}},
-		{"list with a label selector", func(t *testing.T) {
+		{name: "list with a label selector", run: func(t *testing.T) {
 			list, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector})
 			if err != nil {
 				t.Fatalf("list %s -l %s: %v", s.gvr, selector, err)
@@ -406,7 +408,7 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 				t.Errorf("list -l %s = %v; want none", none, itemNames(list.Items))
 			}
 		}},
-		{"list in pages of one", func(t *testing.T) {
+		{name: "list in pages of one", run: func(t *testing.T) {
 			first, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector, Limit: 1})
 			if err != nil {
 				t.Fatalf("list %s limit=1: %v", s.gvr, err)
@@ -431,10 +433,10 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 				t.Errorf("pages hold %v; want %v", names, sorted(nameA, nameB))
 			}
 		}},
-		{"server-side table", func(t *testing.T) {
+		{name: "server-side table", run: func(t *testing.T) {
 			e.checkTable(t, r, s, ns, selector)
 		}},
-		{"update", func(t *testing.T) {
+		{name: "update", run: func(t *testing.T) {
 			var before, got *unstructured.Unstructured
 			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 				cur, err := client.Get(ctx, nameA, metav1.GetOptions{})
@@ -461,16 +463,16 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 			}
 			w.awaitWrite(t, got, before.GetResourceVersion(), "the update")
 		}},
-		{"merge patch", func(t *testing.T) {
+		{name: "merge patch", run: func(t *testing.T) {
 			e.checkPatch(t, client, w, s, nameA, types.MergePatchType, `{"metadata":{"labels":{"descriptors.minik.dev/merge-patch":"yes"}}}`, "descriptors.minik.dev/merge-patch")
 		}},
-		{"JSON patch", func(t *testing.T) {
+		{name: "JSON patch", run: func(t *testing.T) {
 			e.checkPatch(t, client, w, s, nameA, types.JSONPatchType, `[{"op":"add","path":"/metadata/labels/descriptors.minik.dev~1json-patch","value":"yes"}]`, "descriptors.minik.dev/json-patch")
 		}},
-		{"strategic merge patch", func(t *testing.T) {
+		{name: "strategic merge patch", run: func(t *testing.T) {
 			e.checkPatch(t, client, w, s, nameA, types.StrategicMergePatchType, `{"metadata":{"labels":{"descriptors.minik.dev/strategic-merge-patch":"yes"}}}`, "descriptors.minik.dev/strategic-merge-patch")
 		}},
-		{"server-side apply", func(t *testing.T) {
+		{name: "server-side apply", run: func(t *testing.T) {
 			meta := map[string]any{"name": nameA, "labels": map[string]any{"descriptors.minik.dev/applied": "yes"}}
 			if ns != "" {
 				meta["namespace"] = ns
@@ -488,29 +490,29 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 		}},
 	}
 	if r.HasStatus {
-		steps = append(steps, step{"status subresource", func(t *testing.T) {
+		steps = append(steps, step{name: "status subresource", run: func(t *testing.T) {
 			e.checkStatus(t, client, w, s)
 		}})
 	}
 	if r.HasScale {
-		steps = append(steps, step{"scale subresource", func(t *testing.T) {
+		steps = append(steps, step{name: "scale subresource", run: func(t *testing.T) {
 			e.checkScale(t, client, w, s)
 		}})
 	}
 	steps = append(steps,
-		step{"discovery", func(t *testing.T) {
+		step{name: "discovery", run: func(t *testing.T) {
 			e.checkDiscovery(t, r, s)
-		}},
-		step{"aggregated discovery", func(t *testing.T) {
+		}, independent: true},
+		step{name: "aggregated discovery", run: func(t *testing.T) {
 			e.checkAggregatedDiscovery(t, r, s)
-		}},
-		step{"OpenAPI v3", func(t *testing.T) {
+		}, independent: true},
+		step{name: "OpenAPI v3", run: func(t *testing.T) {
 			e.checkOpenAPIV3(t, r)
-		}},
-		step{"OpenAPI v2", func(t *testing.T) {
+		}, independent: true},
+		step{name: "OpenAPI v2", run: func(t *testing.T) {
 			e.checkOpenAPIV2(t, r)
-		}},
-		step{"delete", func(t *testing.T) {
+		}, independent: true},
+		step{name: "delete", run: func(t *testing.T) {
 			if err := client.Delete(ctx, nameA, metav1.DeleteOptions{}); err != nil {
 				t.Fatalf("delete %s %s: %v", s.gvr, nameA, err)
 			}
@@ -527,13 +529,17 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 				t.Errorf("get %s %s after its DELETED event: %v; want NotFound", s.gvr, nameA, err)
 			}
 		}},
-		step{"deletecollection with a label selector", func(t *testing.T) {
+		step{name: "deletecollection with a label selector", run: func(t *testing.T) {
 			e.checkDeleteCollection(t, r, client, w, s, selector)
 		}},
 	)
+	failed := false
 	for _, st := range steps {
-		if !t.Run(st.name, st.run) {
-			return
+		if failed && !st.independent {
+			continue
+		}
+		if !t.Run(st.name, st.run) && !st.independent {
+			failed = true
 		}
 	}
 }
@@ -742,19 +748,24 @@ func (e *descriptorEnv) checkTable(t *testing.T, r *registry.Resource, s *sample
 		"table columns\n%s\nwant (the sample's table line)\n%s", strings.Join(cols, " | "), strings.Join(s.columns, " | ")))
 }
 
-// wantSubresources are the subresources the descriptor declares.
-func wantSubresources(r *registry.Resource) []string {
-	var subs []string
+// wantSubresources are the subresources the descriptor declares, with
+// their verbs as discovery lists them ("get,patch,update").
+func wantSubresources(r *registry.Resource) map[string]string {
+	subs := map[string]string{}
 	if r.HasStatus {
-		subs = append(subs, "status")
+		subs["status"] = "get,patch,update"
 	}
 	if r.HasScale {
-		subs = append(subs, "scale")
+		subs["scale"] = "get,patch,update"
 	}
-	subs = append(subs, r.ExtraSubresources...)
-	slices.Sort(subs)
+	for _, sub := range r.Subresources {
+		subs[sub.Name] = verbList(sub.Verbs)
+	}
 	return subs
 }
+
+// verbList is verbs sorted and joined with commas.
+func verbList(verbs []string) string { return strings.Join(sortedCopy(verbs), ",") }
 
 // wantVerbs are kube-apiserver's verbs for the resource.
 func wantVerbs(r *registry.Resource) []string {
@@ -772,12 +783,12 @@ func (e *descriptorEnv) checkDiscovery(t *testing.T, r *registry.Resource, s *sa
 		t.Fatalf("discovery of %s: %v", r.GroupVersion, err)
 	}
 	var main *metav1.APIResource
-	var subs []string
+	subs := map[string]string{}
 	for i, res := range list.APIResources {
 		if res.Name == r.Name {
 			main = &list.APIResources[i]
 		} else if sub, ok := strings.CutPrefix(res.Name, r.Name+"/"); ok {
-			subs = append(subs, sub)
+			subs[sub] = verbList(res.Verbs)
 			if res.Namespaced != r.Namespaced {
 				t.Errorf("%s namespaced=%v", res.Name, res.Namespaced)
 			}
@@ -786,7 +797,7 @@ func (e *descriptorEnv) checkDiscovery(t *testing.T, r *registry.Resource, s *sa
 	if main == nil {
 		t.Fatalf("discovery of %s lists no %s", r.GroupVersion, r.Name)
 	}
-	got := discovered{main.Kind, main.Namespaced, sortedCopy(main.Verbs), main.ShortNames, main.Categories, sortedCopy(subs)}
+	got := discovered{main.Kind, main.Namespaced, sortedCopy(main.Verbs), main.ShortNames, main.Categories, subs}
 	e.compareDiscovered(t, r, "discovery", got, s.subresources)
 }
 
@@ -797,7 +808,7 @@ type discovered struct {
 	verbs        []string
 	shortNames   []string
 	categories   []string
-	subresources []string
+	subresources map[string]string // name → verbs
 }
 
 // compareDiscovered compares what a discovery document says of r with the
@@ -810,11 +821,12 @@ func (e *descriptorEnv) compareDiscovered(t *testing.T, r *registry.Resource, do
 	if !slices.Equal(got.shortNames, r.ShortNames) || !slices.Equal(got.categories, r.Categories) {
 		t.Errorf("%s: shortNames %v categories %v; want %v %v", doc, got.shortNames, got.categories, r.ShortNames, r.Categories)
 	}
-	if want := wantSubresources(r); !slices.Equal(got.subresources, want) {
-		t.Errorf("%s: subresources %v; the descriptor declares %v", doc, got.subresources, want)
+	if want := wantSubresources(r); !maps.Equal(got.subresources, want) {
+		t.Errorf("%s: subresources (with their verbs) %v; the descriptor declares %v", doc, got.subresources, want)
 	}
-	subsBug := deviation(t, r, doc+" subresources", !slices.Equal(got.subresources, kubeSubresources),
-		"%s: subresources %v; kube-apiserver lists %v (the sample's subresources line)", doc, got.subresources, kubeSubresources)
+	names := slices.Sorted(maps.Keys(got.subresources))
+	subsBug := deviation(t, r, doc+" subresources", !slices.Equal(names, kubeSubresources),
+		"%s: subresources %v; kube-apiserver lists %v (the sample's subresources line)", doc, names, kubeSubresources)
 	want := wantVerbs(r)
 	verbsBug := deviation(t, r, doc+" verbs", !slices.Equal(got.verbs, want), "%s: verbs %v; want %v", doc, got.verbs, want)
 	skipKnown(t, subsBug, verbsBug)
@@ -852,9 +864,9 @@ func (e *descriptorEnv) checkAggregatedDiscovery(t *testing.T, r *registry.Resou
 	if !ok {
 		t.Fatalf("aggregated discovery lists no %s", r.GroupVersionResource())
 	}
-	var subs []string
+	subs := map[string]string{}
 	for _, sub := range res.Subresources {
-		subs = append(subs, sub.Subresource)
+		subs[sub.Subresource] = verbList(sub.Verbs)
 	}
 	kind := ""
 	if res.ResponseKind != nil {
@@ -863,7 +875,7 @@ func (e *descriptorEnv) checkAggregatedDiscovery(t *testing.T, r *registry.Resou
 			t.Errorf("aggregated discovery: responseKind %+v", *res.ResponseKind)
 		}
 	}
-	got := discovered{kind, res.Scope == apidiscoveryv2.ScopeNamespace, sortedCopy(res.Verbs), res.ShortNames, res.Categories, sortedCopy(subs)}
+	got := discovered{kind, res.Scope == apidiscoveryv2.ScopeNamespace, sortedCopy(res.Verbs), res.ShortNames, res.Categories, subs}
 	e.compareDiscovered(t, r, "aggregated discovery", got, s.subresources)
 }
 
