@@ -61,6 +61,10 @@ func TestDescriptors(t *testing.T) {
 		}
 	})
 
+	// The namespace controller empties and finalizes deleted Namespaces and
+	// the crd controller lifts a deleted definition's cleanup finalizer,
+	// so deletions complete as on a cluster; no other controller runs, so
+	// the samples stay as the test writes them.
 	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"namespace", "crd"}})
 	env := newDescriptorEnv(t, srv.RESTConfig)
 	for _, r := range resources {
@@ -92,8 +96,8 @@ const (
 )
 
 // kubeVerbs are the verbs kube-apiserver v1.37 serves for a stored
-// resource; noDeleteCollection names the resources it serves without
-// deletecollection (its api/discovery documents).
+// resource; noDeleteCollection names the resources (group resource) it
+// serves without deletecollection (its api/discovery documents).
 var (
 	kubeVerbs          = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	noDeleteCollection = map[string]bool{"namespaces": true}
@@ -769,7 +773,7 @@ func verbList(verbs []string) string { return strings.Join(sortedCopy(verbs), ",
 
 // wantVerbs are kube-apiserver's verbs for the resource.
 func wantVerbs(r *registry.Resource) []string {
-	if noDeleteCollection[r.Name] {
+	if noDeleteCollection[r.GroupResource().String()] {
 		return slices.DeleteFunc(slices.Clone(kubeVerbs), func(v string) bool { return v == "deletecollection" })
 	}
 	return kubeVerbs
