@@ -9,12 +9,39 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 )
 
 // NamespaceGetter reads a Namespace; it returns a NotFound Status error
 // when the namespace does not exist.
 type NamespaceGetter func(ctx context.Context, name string) (*corev1.Namespace, error)
+
+// ObjectGetter reads objects of one resource, as the API server's own
+// store does.
+type ObjectGetter interface {
+	Get(ctx context.Context, ns, name string) (runtime.Object, error)
+}
+
+// NewNamespaceLifecycle is the plugin reading namespaces from the API
+// server's own store, with kube's immortal namespaces (default,
+// kube-system, kube-public, kube-node-lease).
+func NewNamespaceLifecycle(namespaces ObjectGetter) *NamespaceLifecycle {
+	return &NamespaceLifecycle{
+		Get: func(ctx context.Context, name string) (*corev1.Namespace, error) {
+			obj, err := namespaces.Get(ctx, "", name)
+			if err != nil {
+				return nil, err
+			}
+			ns, ok := obj.(*corev1.Namespace)
+			if !ok {
+				return nil, fmt.Errorf("namespace %s is a %T", name, obj)
+			}
+			return ns, nil
+		},
+		Immortal: map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true},
+	}
+}
 
 // forceLiveLookupTTL is how long, after a namespace's deletion was
 // admitted, its state is read live rather than from the cache.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,7 +27,11 @@ var _ registry.Env = serverEnv{}
 // Store implements registry.Env: the store of the first served version
 // of the resource.
 func (e serverEnv) Store(gr schema.GroupResource) registry.Store {
-	for gvr, h := range e.s.routes.Load().handlers {
+	handlers := e.s.routes.Load().handlers
+	if h, ok := handlers[gr.WithVersion("v1")]; ok && h.res.StoredAs == nil {
+		return handlerStore{h}
+	}
+	for gvr, h := range handlers {
 		if gvr.GroupResource() == gr && h.res.StoredAs == nil {
 			return handlerStore{h}
 		}
@@ -100,4 +105,20 @@ func (st handlerStore) Create(ctx context.Context, ns string, obj runtime.Object
 // Delete implements registry.Store.
 func (st handlerStore) Delete(ctx context.Context, ns, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	return st.h.delete(ctx, ns, name, opts)
+}
+
+// lazyStore is the store of a resource looked up at each use, for what is
+// built before the server routes (the default admission chain).
+type lazyStore struct {
+	s  *Server
+	gr schema.GroupResource
+}
+
+// Get reads one object of the resource.
+func (l lazyStore) Get(ctx context.Context, ns, name string) (runtime.Object, error) {
+	st := serverEnv{l.s}.Store(l.gr)
+	if st == nil {
+		return nil, apierrors.NewNotFound(l.gr, name)
+	}
+	return st.Get(ctx, ns, name)
 }

@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -292,19 +291,7 @@ func New(cfg Config) (*Server, error) {
 // NamespaceLifecycle returns the NamespaceLifecycle admission plugin
 // reading namespaces from this server's storage.
 func (s *Server) NamespaceLifecycle() *admission.NamespaceLifecycle {
-	return &admission.NamespaceLifecycle{
-		Get:      s.getNamespace,
-		Immortal: map[string]bool{"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true},
-	}
-}
-
-func (s *Server) getNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	h := s.handler(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	obj, err := h.get(ctx, "", name)
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*corev1.Namespace), nil
+	return admission.NewNamespaceLifecycle(lazyStore{s, schema.GroupResource{Resource: "namespaces"}})
 }
 
 // routeTable is what requests are routed with: the handler of each
