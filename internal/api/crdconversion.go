@@ -75,5 +75,5 @@ type serviceResolver struct{ s *Server }
 func (r serviceResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), crdConversionTimeout)
 	defer cancel()
-	return registry.ServiceEndpoint(ctx, serverEnv{r.s}, namespace, name, port)
+	return registry.ServiceEndpoint(ctx, serverEnv(r), namespace, name, port)
 }
