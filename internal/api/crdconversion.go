@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,18 +34,6 @@ func newCRDConverters(s *Server) (*conversion.CRConverterFactory, error) {
 		return nil, fmt.Errorf("custom resource converters: %w", err)
 	}
 	return f, nil
-}
-
-// crdConverter returns the converter of a definition's versions.
-func (s *Server) crdConverter(crd *apiextensionsv1.CustomResourceDefinition) (runtime.ObjectConvertor, error) {
-	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter {
-		return nil, nil
-	}
-	safe, _, err := s.crdConverters.NewConverter(crd)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", crd.Name, err)
-	}
-	return safe, nil
 }
 
 // convertCustom converts u to gv with conv (nil: relabel only).
