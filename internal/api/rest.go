@@ -110,6 +110,10 @@ func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *Re
 		h.serveSubresource(w, r, info)
 		return
 	}
+	if !h.res.Serves(info.Verb) {
+		writeError(w, r, errMethodNotAllowed())
+		return
+	}
 	switch info.Verb {
 	case "get":
 		h.serveGet(w, r, info)

@@ -246,8 +246,12 @@ func resourceRoutes(r *registry.Resource, types *runtime.Scheme) ([]route, error
 		return o
 	}
 
+	collectionOps := []operation{list, create}
+	if r.Serves("deletecollection") {
+		collectionOps = append(collectionOps, deleteCollection)
+	}
 	routes := []route{
-		{path: collection, ops: []operation{list, create, deleteCollection}},
+		{path: collection, ops: collectionOps},
 		{path: item, ops: append(d.readWriteOps("", "the specified "+kind, gvk, objType, itemParams), del)},
 		{path: d.prefix + "/watch" + d.nsPath + "/" + r.Name, ops: []operation{watch(d.id("watch", "", "List", r.Namespaced), watchList, "watchlist", d.nsParams)}},
 		{path: d.prefix + "/watch" + d.nsPath + "/" + r.Name + "/{name}", ops: []operation{watch(d.id("watch", "", "", r.Namespaced), watchItem, "watch", itemParams)}},
