@@ -108,10 +108,7 @@ var (
 // from the printer columns of the project's CRDs): such a check is
 // skipped with the bug's description. A listed check that passes fails,
 // so that an entry goes when its bug is fixed.
-var knownBugs = map[string]string{
-	"pods discovery subresources":            "pods/resize is not served",
-	"pods aggregated discovery subresources": "pods/resize is not served",
-}
+var knownBugs = map[string]string{}
 
 // deviation reports the outcome of a check that may be a known bug: a
 // difference fails the test unless knownBugs lists the check, a listed
