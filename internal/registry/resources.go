@@ -89,6 +89,7 @@ func (r *Resource) clone() *Resource {
 	c := *r
 	c.ShortNames = slices.Clone(r.ShortNames)
 	c.Categories = slices.Clone(r.Categories)
+	c.UnservedVerbs = slices.Clone(r.UnservedVerbs)
 	c.Subresources = slices.Clone(r.Subresources)
 	for i, sub := range c.Subresources {
 		if sub.Update != nil {
