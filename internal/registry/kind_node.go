@@ -24,7 +24,7 @@ var runtimeClasses = &Resource{
 		ValidateUpdate: updateValidator(func(rc, old *nodev1.RuntimeClass) field.ErrorList {
 			errs := validateRuntimeClass(rc)
 			errs = append(errs, validateObjectMetaUpdate(&rc.ObjectMeta, &old.ObjectMeta)...)
-			return append(errs, validateImmutable(rc.Handler, old.Handler, field.NewPath("handler"))...)
+			return append(errs, validateImmutableDeclared(rc.Handler, old.Handler, field.NewPath("handler"))...)
 		}),
 		NoGeneration: true,
 		Table:        tables.RuntimeClass.Convertor(nil),

@@ -337,7 +337,7 @@ var volumeAttachments = &Resource{
 		Validate: validator(validateVolumeAttachment),
 		ValidateUpdate: updateValidator(func(va, old *storagev1.VolumeAttachment) field.ErrorList {
 			errs := validateVolumeAttachment(va)
-			return append(errs, validateImmutable(va.Spec, old.Spec, specPath)...)
+			return append(errs, validateImmutableDeclared(va.Spec, old.Spec, specPath)...)
 		}),
 		NoGeneration: true,
 		Table:        tables.VolumeAttachment.Convertor(nil),
