@@ -29,13 +29,14 @@ var builtins = []*Resource{
 	deployments, replicaSets, statefulSets, daemonSets, controllerRevisions,
 	cronJobs, jobs,
 	endpointSlices,
-	ingresses, ingressClasses,
+	ingressClasses, ingresses, ipAddresses, networkPolicies, serviceCIDRs,
 	podDisruptionBudgets,
 	roles, roleBindings, clusterRoles, clusterRoleBindings,
 	leases,
+	runtimeClasses,
 	eventsEvents,
 	priorityClasses,
-	storageClasses,
+	csiDrivers, csiNodes, csiStorageCapacities, storageClasses, volumeAttachments, volumeAttributesClasses,
 	// Admission (issue 6): webhook configurations and validating
 	// admission policies.
 	mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings,
