@@ -38,7 +38,6 @@ FOCUS=${CONFORMANCE_FOCUS-'\[Conformance\]'}
 SKIP=${CONFORMANCE_SKIP-'\[Serial\]'}
 PROCS=${CONFORMANCE_PROCS:-4}
 TIMEOUT=${CONFORMANCE_TIMEOUT:-2h}
-KUBECTL=${CONFORMANCE_KUBECTL:-$ROOT/$BIN/minikctl}
 read -r -a EXTRA <<<"${CONFORMANCE_ARGS:-}"
 
 mkdir -p "$CACHE" "$OUT"
@@ -74,6 +73,7 @@ build e2e.test "$GO" test -c -ldflags "$LDFLAGS" -o "$CACHE/e2e.test.tmp" k8s.io
 echo "building minikd and minikctl ..."
 "$GO" build -o "$BIN/minikd" ./cmd/minikd
 "$GO" build -o "$BIN/minikctl" ./cmd/minikctl
+KUBECTL=${CONFORMANCE_KUBECTL:-$(cd "$BIN" && pwd)/minikctl}
 
 DATA=$(mktemp -d "${TMPDIR:-/tmp}/minik-conformance-data.XXXXXX")
 LOG="$OUT/minikd.log"
