@@ -121,7 +121,7 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "running e2e.test $K8S_VERSION: focus '$FOCUS', skip '$SKIP', $PROCS processes, timeout $TIMEOUT; output in $OUT"
 start=$(date +%s)
 status=0
-"$CACHE/ginkgo" --procs="$PROCS" --timeout="$TIMEOUT" --no-color \
+"$CACHE/ginkgo" --procs="$PROCS" --timeout="$TIMEOUT" --no-color --silence-skips \
 	--focus="$FOCUS" ${SKIP:+--skip="$SKIP"} \
 	"$CACHE/e2e.test" -- \
 	--provider=skeleton --kubeconfig="$KUBECONFIG" --kubectl-path="$KUBECTL" \
