@@ -135,7 +135,10 @@ wall=$(($(date +%s) - start))
 	echo "wall time $((wall / 60))m$((wall % 60))s, ginkgo exit status $status"
 	echo
 	(cd "$MODULE" && "$GO" run ./summary "$OUT")
-} >"$OUT/summary.txt" || echo "summary: no report to summarize (see $OUT/ginkgo.log)" >>"$OUT/summary.txt"
+} >"$OUT/summary.txt" ||
+	# Only ginkgo's first process writes the report, after the last spec;
+	# when it crashed or was killed there is none (ginkgo.log says which).
+	echo "no JUnit report: e2e.test's first process did not finish (see $OUT/ginkgo.log)" >>"$OUT/summary.txt"
 echo
 cat "$OUT/summary.txt"
 echo
