@@ -143,12 +143,32 @@ func (c junitCase) firstFailureLine() string {
 	return "(no failure message)"
 }
 
-// firstLine is the first line of s that is not blank, trimmed.
+// shortLine is how long a first line must be to name a cause: gomega's
+// "[FAILED] Expected" or "[FAILED] Failed after 2.076s." do not, and
+// take the lines after them until the line is this long (at most
+// maxLines lines).
+const (
+	shortLine = 60
+	maxLines  = 4
+)
+
+// firstLine is the first line of s that is not blank, trimmed, joined
+// with the next ones while it is shorter than shortLine.
 func firstLine(s string) string {
+	var parts []string
+	n := 0
 	for line := range strings.SplitSeq(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "In [") {
+			if len(parts) > 0 && line != "" {
+				break // ginkgo's "In [It] at: file:line" ends the message
+			}
+			continue
+		}
+		parts = append(parts, line)
+		n += len(line)
+		if n >= shortLine || len(parts) == maxLines {
+			break
 		}
 	}
-	return ""
+	return strings.Join(parts, " ")
 }

@@ -2,8 +2,9 @@
 // e2e.test writes into its --report-dir) and prints how many specs
 // passed, failed and were skipped per SIG (the [sig-xxx] tag of the
 // spec's name), the failure reasons grouped by the first line of the
-// failure (generated names and long numbers masked, most frequent first),
-// then every failed spec with that first line.
+// failure (with the lines after it while it is too short to name a cause,
+// as gomega's "Expected"; generated names and long numbers masked; most
+// frequent first), then every failed spec with that first line.
 //
 //	go run ./summary REPORT-DIR|FILE.xml ...
 //

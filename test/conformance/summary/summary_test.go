@@ -144,3 +144,21 @@ func TestReasonMasksGeneratedParts(t *testing.T) {
 		})
 	}
 }
+
+func TestFirstLineTakesMoreWhenTooShortToNameACause(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"a long first line stands alone", "\n[FAILED] failed to list all PodTemplates: the server could not find the requested resource\nIn [It] at: x.go:1\n",
+			"[FAILED] failed to list all PodTemplates: the server could not find the requested resource"},
+		{"gomega's Expected takes the lines after it", "[FAILED] Expected\n    <int64>: 1\nto be equivalent to\n    <int>: 2\nIn [It] at: x.go:1",
+			"[FAILED] Expected <int64>: 1 to be equivalent to <int>: 2"},
+		{"a short message stops at ginkgo's location line", "[PANICKED] Test Panicked\nIn [It] at: runtime/panic.go:115\n", "[PANICKED] Test Panicked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := firstLine(tc.in); got != tc.want {
+				t.Errorf("firstLine = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
