@@ -136,9 +136,10 @@ wall=$(($(date +%s) - start))
 	echo
 	(cd "$MODULE" && "$GO" run ./summary "$OUT")
 } >"$OUT/summary.txt" ||
-	# Only ginkgo's first process writes the report, after the last spec;
-	# when it crashed or was killed there is none (ginkgo.log says which).
-	echo "no JUnit report: e2e.test's first process did not finish (see $OUT/ginkgo.log)" >>"$OUT/summary.txt"
+	# Ginkgo's first process writes the report after the last spec, from
+	# every process's results; when one of them crashed or was killed there
+	# is none (ginkgo.log says which).
+	echo "no JUnit report: an e2e.test process did not finish (see $OUT/ginkgo.log)" >>"$OUT/summary.txt"
 echo
 cat "$OUT/summary.txt"
 echo
