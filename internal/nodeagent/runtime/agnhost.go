@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 )
 
 // agnhost is the Kubernetes e2e suite's test image
@@ -111,8 +113,7 @@ func (p *process) runAgnhost(c *call, argv []string, execing bool) (int, error) 
 		fmt.Fprintf(c.stderr, "Error: unknown command %q for %q\nRun '%s --help' for usage.\n", name, "agnhost", "agnhost")
 		return 1, nil
 	}
-	fl := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+	fl := agnhostFlags(name)
 	run := cmd.define(fl)
 	if err := fl.Parse(argv[2:]); err != nil {
 		fmt.Fprintf(c.stderr, "Error: %v\n", err)
@@ -121,6 +122,35 @@ func (p *process) runAgnhost(c *call, argv []string, execing bool) (int, error) 
 	a := &agnhostRun{p: p, c: c, argv: argv, execing: execing, exitC: make(chan int, 1)}
 	return run(a)
 }
+
+// agnhostFlags is the flag set of an agnhost command: as agnhost's root
+// command adds klog's flags to every command (-v=4, --logtostderr, …),
+// they are accepted everywhere.
+// The flags are agnhost's own, unbound: parsing them must not change
+// the logging of the process that simulates it.
+func agnhostFlags(name string) *pflag.FlagSet {
+	fl := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	klogFlagNames().VisitAll(func(f *flag.Flag) {
+		shorthand := ""
+		if len(f.Name) == 1 {
+			shorthand = f.Name
+		}
+		fl.StringP(f.Name, shorthand, f.DefValue, f.Usage)
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			fl.Lookup(f.Name).NoOptDefVal = "true"
+		}
+	})
+	return fl
+}
+
+// klogFlagNames are klog's flags, registered on a set that is never
+// parsed, for their names, defaults and kinds.
+var klogFlagNames = sync.OnceValue(func() *flag.FlagSet {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	return fs
+})
 
 func agnhostNames() []string {
 	names := make([]string, 0, len(agnhostCommands))
@@ -1157,8 +1187,7 @@ func describeAgnhost(argv []string) string {
 	if !ok {
 		return fmt.Sprintf("agnhost: unknown command %q (exit 1)", argv[1])
 	}
-	fl := pflag.NewFlagSet(argv[1], pflag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+	fl := agnhostFlags(argv[1])
 	cmd.define(fl)
 	if err := fl.Parse(argv[2:]); err != nil {
 		return fmt.Sprintf("agnhost %s: %v (exit 1)", argv[1], err)

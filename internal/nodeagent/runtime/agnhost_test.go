@@ -14,6 +14,8 @@ import (
 	"time"
 
 	testingclock "k8s.io/utils/clock/testing"
+
+	"k8s.io/klog/v2"
 )
 
 const agnhostImage = "registry.k8s.io/e2e-test-images/agnhost:2.66.1"
@@ -415,5 +417,25 @@ func BenchmarkNetexecDial(b *testing.B) {
 		if string(body) != `{"responses":["netserver-127.0.0.9"]}` {
 			b.Fatalf("dial answered %s", body)
 		}
+	}
+}
+
+// The e2e suite starts agnhost with klog's flags (the sample webhook
+// Deployment runs `agnhost webhook … -v=4`): agnhost's root command
+// accepts them for every command.
+func TestAgnhostAcceptsKlogFlags(t *testing.T) {
+	for _, argv := range [][]string{
+		{"agnhost", "webhook", "--tls-cert-file=/c", "--tls-private-key-file=/k", "-v=4"},
+		{"agnhost", "netexec", "--http-port=8080", "--v", "2", "--logtostderr"},
+	} {
+		if d := describeAgnhost(argv); strings.Contains(d, "exit 1") {
+			t.Errorf("%q: %s", argv, d)
+		}
+	}
+	if d := describeAgnhost([]string{"agnhost", "netexec", "--no-such-flag"}); !strings.Contains(d, "exit 1") {
+		t.Errorf("an unknown flag is accepted: %s", d)
+	}
+	if klog.V(4).Enabled() {
+		t.Error("parsing agnhost's -v=4 changed this process's verbosity")
 	}
 }
