@@ -26,25 +26,33 @@ type componentHealth struct {
 	etcd func(ctx context.Context) error
 
 	mu sync.Mutex
-	// running tells, per in-process component, whether it runs; a
-	// component minikd was told not to run is absent.
+	// running is, per in-process component, nil while it runs, else why
+	// it does not.
 	running map[string]error
 }
 
 // etcdProbeTimeout bounds the etcd probe, as kube's prober is bounded.
 const etcdProbeTimeout = 20 * time.Second
 
-// errNotStarted is the error of a component not yet running.
-var errNotStarted = errors.New("not running")
+var (
+	// errNotStarted is the error of a component not running yet, or
+	// stopped without an error.
+	errNotStarted = errors.New("not running")
+	// errNotRun is the error of a component this minikd does not run.
+	errNotRun = errors.New("not run by this minikd")
+)
 
-// expect records that the component name will run.
-func (h *componentHealth) expect(name string) {
+// expect records the component name, which runs (once started) or not.
+func (h *componentHealth) expect(name string, runs bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.running == nil {
 		h.running = map[string]error{}
 	}
-	h.running[name] = errNotStarted
+	h.running[name] = errNotRun
+	if runs {
+		h.running[name] = errNotStarted
+	}
 }
 
 // track wraps the build of a client expected to run (see expect) so that

@@ -189,12 +189,8 @@ func (s *Server) newAPIServer() error {
 		_, err := s.store.CurrentRevision(ctx)
 		return err
 	}
-	if !s.cfg.NoControllers {
-		s.health.expect("controller-manager")
-	}
-	if !s.cfg.NoScheduler {
-		s.health.expect("scheduler")
-	}
+	s.health.expect("controller-manager", !s.cfg.NoControllers)
+	s.health.expect("scheduler", !s.cfg.NoScheduler)
 	if s.metrics, err = metricsapi.New(metricsapi.Config{Logger: s.log.With("component", "metrics-server")}); err != nil {
 		return err
 	}
