@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,9 +37,6 @@ import (
 // condition, and that controller deletes the custom resources before it
 // lets the definition go.
 
-// crdGVR is customresourcedefinitions.apiextensions.k8s.io/v1.
-var crdGVR = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
-
 // CustomResourceObserver is told, each time they change, the custom
 // resources discovery lists. api.New registers the Config.Extra handlers
 // that implement it (the OpenAPI handler).
@@ -66,9 +61,8 @@ type crdServer struct {
 
 // crdServing is one definition's handlers.
 type crdServing struct {
-	crd         *apiextensionsv1.CustomResourceDefinition
-	established bool
-	handlers    []*resourceHandler
+	def      *registry.Definition
+	handlers []*resourceHandler
 	// gone is closed when the handlers stop serving; their watches end.
 	gone chan struct{}
 	// terminating mirrors the Terminating condition: creates are refused.
@@ -92,7 +86,13 @@ func newCRDServer(s *Server) *crdServer {
 // ctx is done or the server stops. A server without the
 // customresourcedefinitions resource serves no custom resources.
 func (c *crdServer) start(ctx context.Context) error {
-	h := c.s.builtin.handlers[crdGVR]
+	var h *resourceHandler
+	for _, bh := range c.s.builtin.handlers {
+		if bh.res.Defines != nil {
+			h = bh
+			break
+		}
+	}
 	if h == nil {
 		return nil
 	}
@@ -142,9 +142,13 @@ func (c *crdServer) sync(ctx context.Context, h *resourceHandler) (int64, error)
 			c.s.log.Warn("decode custom resource definition", "key", kv.Key, "err", err)
 			continue
 		}
-		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
-		seen[crd.Name] = true
-		c.setLocked(crd)
+		def, err := h.res.Defines(obj)
+		if err != nil {
+			c.s.log.Warn("cannot serve custom resource definition", "key", kv.Key, "err", err)
+			continue
+		}
+		seen[def.Name] = true
+		c.setLocked(def)
 	}
 	for name := range c.served {
 		if !seen[name] {
@@ -169,55 +173,51 @@ func (c *crdServer) follow(ctx context.Context, h *resourceHandler, rev int64) {
 			c.s.log.Warn("decode custom resource definition", "key", ev.Object.Key, "err", err)
 			continue
 		}
-		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+		def, err := h.res.Defines(obj)
+		if err != nil {
+			c.s.log.Warn("cannot serve custom resource definition", "key", ev.Object.Key, "err", err)
+			continue
+		}
 		c.mu.Lock()
 		if ev.Type == storage.Deleted {
-			c.removeLocked(crd.Name)
+			c.removeLocked(def.Name)
 		} else {
-			c.setLocked(crd)
+			c.setLocked(def)
 		}
 		c.publishLocked()
 		c.mu.Unlock()
 	}
 }
 
-// setLocked serves crd, keeping the handlers it has when what they were
+// setLocked serves def, keeping the handlers it has when what they were
 // built from did not change (so that open watches go on).
-func (c *crdServer) setLocked(crd *apiextensionsv1.CustomResourceDefinition) {
-	names := apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted)
-	established := apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
-	if old, ok := c.served[crd.Name]; ok {
-		if old.established == established && equality.Semantic.DeepEqual(old.crd.Spec, crd.Spec) &&
-			equality.Semantic.DeepEqual(old.crd.Status.AcceptedNames, crd.Status.AcceptedNames) {
-			old.crd = crd
-			old.terminating.Store(apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating))
+func (c *crdServer) setLocked(def *registry.Definition) {
+	if old, ok := c.served[def.Name]; ok {
+		if equality.Semantic.DeepEqual(old.def.Identity, def.Identity) {
+			old.def = def
+			old.terminating.Store(def.Terminating)
 			return
 		}
-		c.removeLocked(crd.Name)
+		c.removeLocked(def.Name)
 	}
-	if !names && !established {
+	if !def.Serve {
 		return
 	}
-	crs, err := registry.CustomResources(crd)
+	conv, err := def.NewConverter(c.s.crdConverters)
 	if err != nil {
-		c.s.log.Warn("cannot serve custom resource definition", "crd", crd.Name, "err", err)
+		c.s.log.Warn("cannot serve custom resource definition", "crd", def.Name, "err", err)
 		return
 	}
-	conv, err := c.s.crdConverter(crd)
-	if err != nil {
-		c.s.log.Warn("cannot serve custom resource definition", "crd", crd.Name, "err", err)
-		return
-	}
-	sv := &crdServing{crd: crd, established: established, gone: make(chan struct{}), conv: conv}
-	sv.terminating.Store(apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating))
-	for _, cr := range crs {
+	sv := &crdServing{def: def, gone: make(chan struct{}), conv: conv}
+	sv.terminating.Store(def.Terminating)
+	for _, cr := range def.Resources {
 		if _, builtin := c.s.builtin.handlers[cr.Resource.GroupVersionResource()]; builtin {
 			// A built-in resource of that name wins, as in kube.
 			continue
 		}
 		sv.handlers = append(sv.handlers, newCustomResourceHandler(c.s, cr, sv))
 	}
-	c.served[crd.Name] = sv
+	c.served[def.Name] = sv
 }
 
 func (c *crdServer) removeLocked(name string) {
@@ -235,7 +235,7 @@ func (c *crdServer) publishLocked() {
 	for _, sv := range c.served {
 		for _, h := range sv.handlers {
 			hs = append(hs, h)
-			discovered[h] = sv.established
+			discovered[h] = sv.def.Discover
 		}
 	}
 	// Custom groups come after the built-in ones, by name; a group's
@@ -275,13 +275,6 @@ type customResource struct {
 // custom resource.
 func newCustomResourceHandler(s *Server, cr *registry.CustomResource, sv *crdServing) *resourceHandler {
 	res := cr.Resource
-	listKind := cr.CRD.Status.AcceptedNames.ListKind
-	if listKind == "" {
-		listKind = cr.CRD.Spec.Names.ListKind
-	}
-	if listKind == "" {
-		listKind = res.Kind + "List"
-	}
 	h := &resourceHandler{
 		objectStore: &objectStore{
 			s: s, res: res, storageName: res.GroupVersion.Group + "/" + res.Name,
@@ -291,7 +284,7 @@ func newCustomResourceHandler(s *Server, cr *registry.CustomResource, sv *crdSer
 		fieldKeys: map[string]bool{"metadata.name": true, "metadata.namespace": true},
 	}
 	h.codec = &objectCodec{res: res, custom: &customCodec{
-		gvk: res.GroupVersionKind(), listGVK: res.GroupVersion.WithKind(listKind),
+		gvk: res.GroupVersionKind(), listGVK: res.GroupVersion.WithKind(cr.ListKind),
 		storage: schema.GroupVersion{Group: res.GroupVersion.Group, Version: cr.Storage}, def: res.Strategy.Default,
 		conv: sv.conv,
 	}}
@@ -465,7 +458,7 @@ func (h *resourceHandler) decodeCustom(w http.ResponseWriter, r *http.Request, b
 		return nil, cannotBeHandled(gvk, fmt.Errorf("Object 'Kind' is missing in '%s'", strings.TrimSpace(string(body))))
 	}
 	got, err := schema.ParseGroupVersion(u.GetAPIVersion())
-	if err != nil || got.Group != gvk.Group || !apihelpers.HasServedCRDVersion(h.custom.cr.CRD, got.Version) {
+	if err != nil || got.Group != gvk.Group || !h.custom.cr.Serves(got.Version) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", u.GetAPIVersion(), gvk.GroupVersion()))
 	}
 	if u.GetKind() != gvk.Kind {

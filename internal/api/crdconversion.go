@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,18 +36,6 @@ func newCRDConverters(s *Server) (*conversion.CRConverterFactory, error) {
 	return f, nil
 }
 
-// crdConverter returns the converter of a definition's versions.
-func (s *Server) crdConverter(crd *apiextensionsv1.CustomResourceDefinition) (runtime.ObjectConvertor, error) {
-	if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter {
-		return nil, nil
-	}
-	safe, _, err := s.crdConverters.NewConverter(crd)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", crd.Name, err)
-	}
-	return safe, nil
-}
-
 // convertCustom converts u to gv with conv (nil: relabel only).
 func convertCustom(conv runtime.ObjectConvertor, u *unstructured.Unstructured, gv schema.GroupVersion) (*unstructured.Unstructured, error) {
 	if u.GetAPIVersion() == gv.String() || conv == nil {
@@ -75,5 +62,5 @@ type serviceResolver struct{ s *Server }
 func (r serviceResolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), crdConversionTimeout)
 	defer cancel()
-	return registry.ServiceEndpoint(ctx, serverEnv{r.s}, namespace, name, port)
+	return registry.ServiceEndpoint(ctx, serverEnv(r), namespace, name, port)
 }

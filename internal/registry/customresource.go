@@ -12,6 +12,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
@@ -52,6 +53,78 @@ type CustomResource struct {
 	Columns []apiextensionsv1.CustomResourceColumnDefinition
 	// Storage is the version objects are stored at.
 	Storage string
+	// ListKind is the kind of the resource's lists.
+	ListKind string
+}
+
+// Serves tells whether the definition serves version v of the group.
+func (cr *CustomResource) Serves(v string) bool {
+	return apihelpers.HasServedCRDVersion(cr.CRD, v)
+}
+
+// Definition is what one object of a defining kind (a
+// CustomResourceDefinition) asks the API server to serve.
+type Definition struct {
+	// Name is the defining object's name.
+	Name string
+	// Serve routes the defined resources; Discover also lists them in
+	// discovery and OpenAPI.
+	Serve, Discover bool
+	// Terminating refuses creates of the defined resources.
+	Terminating bool
+	// Resources are the defined resources, one per served version.
+	Resources []*CustomResource
+	// Identity is what the served handlers are built from: a later
+	// definition of the same name with a semantically equal Identity keeps
+	// them, and their open watches.
+	Identity any
+	// NewConverter returns the converter between the definition's
+	// versions (nil to relabel apiVersion only), from kube's factory.
+	NewConverter func(f *conversion.CRConverterFactory) (runtime.ObjectConvertor, error)
+}
+
+// crdIdentity is what a CustomResourceDefinition's served handlers are
+// built from (exported fields: the API layer compares it semantically).
+type crdIdentity struct {
+	Spec        apiextensionsv1.CustomResourceDefinitionSpec
+	Names       apiextensionsv1.CustomResourceDefinitionNames
+	Established bool
+}
+
+// crdDefinition is what a CustomResourceDefinition defines, as kube's
+// apiextensions-apiserver serves it: its served versions once its names
+// are accepted, listed once it is Established.
+func crdDefinition(obj runtime.Object) (*Definition, error) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return nil, fmt.Errorf("not a CustomResourceDefinition: %T", obj)
+	}
+	established := apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established)
+	d := &Definition{
+		Name:        crd.Name,
+		Serve:       established || apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted),
+		Discover:    established,
+		Terminating: apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating),
+		Identity:    crdIdentity{Spec: crd.Spec, Names: crd.Status.AcceptedNames, Established: established},
+		NewConverter: func(f *conversion.CRConverterFactory) (runtime.ObjectConvertor, error) {
+			if crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter {
+				return nil, nil
+			}
+			safe, _, err := f.NewConverter(crd)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", crd.Name, err)
+			}
+			return safe, nil
+		},
+	}
+	if !d.Serve {
+		return d, nil
+	}
+	var err error
+	if d.Resources, err = CustomResources(crd); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // CustomResources returns the served versions of a CustomResourceDefinition
@@ -71,7 +144,10 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) ([]*CustomRe
 		if !v.Served {
 			continue
 		}
-		cr := &CustomResource{CRD: crd, Storage: storage}
+		cr := &CustomResource{CRD: crd, Storage: storage, ListKind: names.ListKind}
+		if cr.ListKind == "" {
+			cr.ListKind = names.Kind + "List"
+		}
 		gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
 		res := &Resource{
 			GroupVersion: gv, Name: crd.Spec.Names.Plural, SingularName: names.Singular, Kind: names.Kind,

@@ -55,6 +55,7 @@ func ToInternalCRD(crd *apiextensionsv1.CustomResourceDefinition) (*apiextension
 var customResourceDefinitions = &Resource{
 	GroupVersion: apiextensionsV1, Name: "customresourcedefinitions", SingularName: "customresourcedefinition", Kind: "CustomResourceDefinition",
 	ShortNames: []string{"crd", "crds"}, Categories: []string{"api-extensions"}, HasStatus: true,
+	Defines: crdDefinition,
 	Strategy: Strategy{
 		Default:          defaulter(apiextensionsv1.SetObjectDefaults_CustomResourceDefinition),
 		PrepareForCreate: creator(func(crd *apiextensionsv1.CustomResourceDefinition) { addStoredVersion(crd) }),

@@ -55,6 +55,10 @@ type Resource struct {
 	DeleteReturnsObject bool
 	// Strategy holds the per-type behaviour.
 	Strategy Strategy
+	// Defines, for a kind whose objects define further resources (a
+	// CustomResourceDefinition), tells what one object defines; the API
+	// server serves it.
+	Defines func(obj runtime.Object) (*Definition, error)
 	// Answer, for a create-only kind (an access review, a token review),
 	// answers a create; nothing is stored and no other verb is served.
 	Answer AnswerFunc
