@@ -104,6 +104,11 @@ func TestComponentStatuses(t *testing.T) {
 		t.Errorf("scheduler row %v; want %v", rows["scheduler"], want)
 	}
 
+	res := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/componentstatuses/etcd-0").Do(ctx)
+	if res.Error() != nil || len(res.Warnings()) != 1 || res.Warnings()[0].Text != "v1 ComponentStatus is deprecated in v1.19+" {
+		t.Errorf("get etcd-0: %v, warnings %+v; want kube's deprecation warning", res.Error(), res.Warnings())
+	}
+
 	resources, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
 	if err != nil {
 		t.Fatal(err)
