@@ -46,6 +46,8 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		"v1/limitranges":                                   {false, false, tables.Default},
 		"v1/persistentvolumes":                             {false, false, tables.PersistentVolume},
 		"v1/persistentvolumeclaims":                        {false, false, tables.PersistentVolumeClaim},
+		"v1/endpoints":                                     {false, false, tables.Endpoints},
+		"v1/podtemplates":                                  {true, false, tables.PodTemplate},
 		"storage.k8s.io/v1/storageclasses":                 {false, false, tables.StorageClass},
 		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":     {true, false, tables.Default},
 		"admissionregistration.k8s.io/v1/validatingwebhookconfigurations":   {true, false, tables.Default},
