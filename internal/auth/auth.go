@@ -5,11 +5,13 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/x509"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // GroupMasters is the group whose members may do anything (kube's
@@ -78,9 +80,20 @@ type Authenticator interface {
 // authentication, against Roots, at the current time): the TLS handshake
 // only requests it, so that a certificate that is expired or from another
 // CA gets 401 Unauthorized rather than a TLS alert. Without Roots, only a
-// certificate the handshake verified counts.
+// certificate the handshake verified counts. A verified chain is
+// remembered for up to a minute (never past its expiry), so that a
+// client's later requests skip the signature checks.
 type ClientCertAuthenticator struct {
 	Roots *x509.CertPool
+	// verified remembers chains that verified against Roots; nil
+	// remembers nothing.
+	verified *verifiedCerts
+}
+
+// NewClientCertAuthenticator returns the authenticator of client
+// certificates signed by roots, remembering verified chains.
+func NewClientCertAuthenticator(roots *x509.CertPool) ClientCertAuthenticator {
+	return ClientCertAuthenticator{Roots: roots, verified: &verifiedCerts{}}
 }
 
 // Authenticate implements Authenticator.
@@ -91,13 +104,24 @@ func (a ClientCertAuthenticator) Authenticate(r *http.Request) (*User, bool, err
 	var cert *x509.Certificate
 	switch {
 	case a.Roots != nil && len(r.TLS.PeerCertificates) > 0:
-		cert = r.TLS.PeerCertificates[0]
-		opts := x509.VerifyOptions{Roots: a.Roots, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-		for _, c := range r.TLS.PeerCertificates[1:] {
+		chain := r.TLS.PeerCertificates
+		cert = chain[0]
+		now := time.Now()
+		var digest [sha256.Size]byte
+		if a.verified != nil {
+			if digest = chainDigest(chain); a.verified.verified(digest, now) {
+				break
+			}
+		}
+		opts := x509.VerifyOptions{Roots: a.Roots, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, CurrentTime: now}
+		for _, c := range chain[1:] {
 			opts.Intermediates.AddCert(c)
 		}
 		if _, err := cert.Verify(opts); err != nil {
 			return nil, false, fmt.Errorf("verify client certificate %q: %w", cert.Subject.CommonName, err)
+		}
+		if a.verified != nil {
+			a.verified.remember(digest, chain, now)
 		}
 	case a.Roots == nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0:
 		cert = r.TLS.VerifiedChains[0][0]

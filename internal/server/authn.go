@@ -115,7 +115,7 @@ func (s *Server) newAuthStack(ca *pki.CA, pkiDir, host string) (*authStack, erro
 		tokens.Tokens = append(tokens.Tokens, s.files.tokens)
 	}
 	tokens.Tokens = append(tokens.Tokens, st.issuer)
-	st.authenticators = []auth.Authenticator{auth.ClientCertAuthenticator{Roots: ca.Pool()}, tokens}
+	st.authenticators = []auth.Authenticator{auth.NewClientCertAuthenticator(ca.Pool()), tokens}
 
 	st.rbac = rbac.New(st.factory)
 	if st.graphSynced, err = st.nodeGraph.Populate(st.factory); err != nil {
