@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: all build test ecosystem lint bench fuzz demo clean
+.PHONY: all build test ecosystem conformance lint bench fuzz demo clean
 
 all: build
 
@@ -17,6 +17,13 @@ test: ## every test, against real embedded etcd, then the ecosystem's
 
 ecosystem: ## controller-runtime, envtest and Helm against minikd (a module of its own)
 	cd test/ecosystem && $(GO) test -count=1 -timeout 20m ./...
+
+# Kubernetes' conformance suite (e2e.test of the k8s.io/kubernetes version
+# test/conformance pins) against a fresh minikd; not part of test. The
+# CONFORMANCE_* variables of scripts/conformance.sh choose the specs, the
+# processes and the output dir.
+conformance: ## the [Conformance] specs against a fresh minikd: JUnit report and per-SIG summary
+	./scripts/conformance.sh
 
 # staticcheck at a pinned version, fetched from the module proxy by go run.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2

@@ -33,7 +33,13 @@ func verbsOf(res *registry.Resource) metav1.Verbs {
 	if _, ok := localGVRs.Load(res.GroupVersionResource()); ok {
 		return readOnlyVerbs
 	}
-	return allVerbs
+	verbs := make(metav1.Verbs, 0, len(allVerbs))
+	for _, v := range allVerbs {
+		if res.Serves(v) {
+			verbs = append(verbs, v)
+		}
+	}
+	return verbs
 }
 
 // addCreateOnly registers the create-only resources with the server and

@@ -191,3 +191,10 @@ func errNoResource() error {
 		Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{},
 	}}
 }
+
+// errMethodNotAllowed is kube's 405 for a method its router has no route
+// for on a path it serves (DELETE of the namespaces collection): the
+// generic Status its go-restful service error handler writes.
+func errMethodNotAllowed() error {
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "405: Method Not Allowed", 0, false)
+}

@@ -139,6 +139,10 @@ func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *Re
 		h.serveSubresource(w, r, info)
 		return
 	}
+	if !h.res.Serves(info.Verb) {
+		writeError(w, r, errMethodNotAllowed())
+		return
+	}
 	switch info.Verb {
 	case "get":
 		h.serveGet(w, r, info)
@@ -750,6 +754,7 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 	m.SetResourceVersion(cm.GetResourceVersion())
 	sent := m.GetManagedFields()
 	strategy := h.res.Strategy
+	bumpsGeneration := sub == ""
 	switch sub {
 	case "status":
 		// Only the status (and, for some kinds, annotations) changes
@@ -772,13 +777,15 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 		sr := h.res.Subresource(sub)
 		switch {
 		case sr != nil && sr.Update != nil:
-			// Only what the subresource writes changes.
+			// Only what the subresource writes changes; a change of the
+			// spec bumps the generation, as through the object itself.
 			ss := sr.Update
 			next := ss.Merge(current.DeepCopyObject(), obj)
 			nm, _ := meta.Accessor(next)
 			nm.SetResourceVersion(m.GetResourceVersion())
 			obj, m = next, nm
 			strategy.PrepareForUpdate, strategy.ValidateUpdate = nil, ss.ValidateUpdate
+			bumpsGeneration = !ss.Narrow
 			if ss.Narrow {
 				// The API server's own narrow writes: the kind's
 				// defaulting and update strategy do not apply.
@@ -813,7 +820,7 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 	if strategy.PrepareForUpdate != nil {
 		strategy.PrepareForUpdate(ctx, obj, current)
 	}
-	if !strategy.NoGeneration && sub == "" && h.specChanged(obj, current) {
+	if !strategy.NoGeneration && bumpsGeneration && h.specChanged(obj, current) {
 		m.SetGeneration(cm.GetGeneration() + 1)
 	}
 	if strategy.ValidateUpdate != nil {

@@ -211,13 +211,16 @@ func TestOperationIDs(t *testing.T) {
 		{"a subresource follows the kind", "api/v1", "/api/v1/namespaces/{namespace}/pods/{name}/binding", "post", "createCoreV1NamespacedPodBinding"},
 		{"the scale subresource keeps the parent kind", "apis/apps/v1", "/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale", "patch", "patchAppsV1NamespacedDeploymentScale"},
 		{"a group document reads its group", "apis/apps", "/apis/apps/", "get", "getAppsAPIGroup"},
+		{"pods resize in place", "api/v1", "/api/v1/namespaces/{namespace}/pods/{name}/resize", "patch", "patchCoreV1NamespacedPodResize"},
+		{"ephemeral containers are a subresource", "api/v1", "/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers", "get", "readCoreV1NamespacedPodEphemeralcontainers"},
+		{"namespaces are finalized by a replace", "api/v1", "/api/v1/namespaces/{name}/finalize", "put", "replaceCoreV1NamespaceFinalize"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := v3Doc(t, tc.doc).Paths.Paths[tc.path]
 			if p == nil {
 				t.Fatalf("no path %s", tc.path)
 			}
-			op := map[string]*spec3.Operation{"get": p.Get, "post": p.Post, "patch": p.Patch, "delete": p.Delete}[tc.method]
+			op := map[string]*spec3.Operation{"get": p.Get, "post": p.Post, "put": p.Put, "patch": p.Patch, "delete": p.Delete}[tc.method]
 			if op == nil {
 				t.Fatalf("no %s on %s", tc.method, tc.path)
 			}
@@ -225,6 +228,21 @@ func TestOperationIDs(t *testing.T) {
 				t.Errorf("operationId = %q, want %q", op.OperationId, tc.want)
 			}
 		})
+	}
+}
+
+// Namespaces are not deleted as a collection: kube's document has no
+// deletecollection for them.
+func TestNoDeleteCollectionOfNamespaces(t *testing.T) {
+	p := v3Doc(t, "api/v1").Paths.Paths["/api/v1/namespaces"]
+	if p == nil {
+		t.Fatal("no path /api/v1/namespaces")
+	}
+	if p.Delete != nil || p.Get == nil || p.Post == nil {
+		t.Errorf("/api/v1/namespaces: delete %v, get %v, post %v; want list and create only", p.Delete != nil, p.Get != nil, p.Post != nil)
+	}
+	if p := v3Doc(t, "api/v1").Paths.Paths["/api/v1/namespaces/{namespace}/pods/{name}/resize"]; p == nil || p.Delete != nil || p.Post != nil || p.Put == nil {
+		t.Errorf("pods/resize: %+v; want get, replace and patch", p)
 	}
 }
 

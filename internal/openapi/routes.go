@@ -199,7 +199,9 @@ func accepted(t reflect.Type) response { return response{code: 202, doc: "Accept
 // create and deletecollection on the collection, get, replace, patch and
 // delete on an item, the deprecated watch paths, the cross-namespace list
 // for namespaced resources, and the status, scale, binding and log
-// subresources the descriptor declares. Other subresources are not described.
+// subresources the descriptor declares, and those that are writable views
+// of the object (finalize, ephemeralcontainers, resize). Other
+// subresources are not described.
 func resourceRoutes(r *registry.Resource, types *runtime.Scheme) ([]route, error) {
 	gvk := r.GroupVersionKind()
 	obj, err := types.New(gvk)
@@ -246,8 +248,12 @@ func resourceRoutes(r *registry.Resource, types *runtime.Scheme) ([]route, error
 		return o
 	}
 
+	collectionOps := []operation{list, create}
+	if r.Serves("deletecollection") {
+		collectionOps = append(collectionOps, deleteCollection)
+	}
 	routes := []route{
-		{path: collection, ops: []operation{list, create, deleteCollection}},
+		{path: collection, ops: collectionOps},
 		{path: item, ops: append(d.readWriteOps("", "the specified "+kind, gvk, objType, itemParams), del)},
 		{path: d.prefix + "/watch" + d.nsPath + "/" + r.Name, ops: []operation{watch(d.id("watch", "", "List", r.Namespaced), watchList, "watchlist", d.nsParams)}},
 		{path: d.prefix + "/watch" + d.nsPath + "/" + r.Name + "/{name}", ops: []operation{watch(d.id("watch", "", "", r.Namespaced), watchItem, "watch", itemParams)}},
@@ -283,6 +289,21 @@ func resourceRoutes(r *registry.Resource, types *runtime.Scheme) ([]route, error
 			log.produces = append([]string{"text/plain"}, mediaTypes...)
 			log.responses = []response{ok(stringType), unauthorized}
 			routes = append(routes, route{path: item + "/" + sub, ops: []operation{log}})
+		default:
+			if sr.Update == nil || sr.Kind != r.Kind {
+				continue
+			}
+			// A writable view of the object (namespaces/finalize,
+			// pods/ephemeralcontainers, pods/resize): the operations of
+			// its verbs.
+			methods := map[string]bool{"get": slices.Contains(sr.Verbs, "get"), "put": slices.Contains(sr.Verbs, "update"), "patch": slices.Contains(sr.Verbs, "patch")}
+			var ops []operation
+			for _, o := range d.readWriteOps(sub, sub+" of the specified "+kind, gvk, objType, itemParams) {
+				if methods[o.method] {
+					ops = append(ops, o)
+				}
+			}
+			routes = append(routes, route{path: item + "/" + sub, ops: ops})
 		}
 	}
 	for i := range routes {

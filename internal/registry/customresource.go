@@ -3,11 +3,8 @@ package registry
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
-	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -21,14 +18,12 @@ import (
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	celcommon "k8s.io/apiserver/pkg/cel/common"
@@ -224,7 +219,7 @@ func customResourceStrategy(res *Resource, cr *CustomResource, internal *apiexte
 		// The rules are compiled once here, with kube's per-call cost limit.
 		rules = cel.NewValidator(cr.Structural, true, celconfig.PerCallLimit)
 	}
-	table, err := customResourceTable(cr.Columns)
+	table, err := tables.PrinterColumns(cr.Columns)
 	if err != nil {
 		return Strategy{}, err
 	}
@@ -302,7 +297,7 @@ func customResourceStrategy(res *Resource, cr *CustomResource, internal *apiexte
 			}
 			return append(errs, validateRules(ctx, rules, cr.Structural, errs, u.Object, o.Object, cel.WithRatcheting(correlated))...)
 		},
-		Table: table,
+		Table: table.Convertor(nil),
 	}
 	if !namespaced {
 		s.PrepareForCreate = clearingNamespace(nil)
@@ -428,115 +423,4 @@ func jsonPathToFieldPath(p string) *field.Path {
 		return field.NewPath("")
 	}
 	return field.NewPath(segs[0], segs[1:]...)
-}
-
-// customResourceTable is kube's custom resource table convertor: Name,
-// then each printer column read with its JSONPath and typed as declared.
-func customResourceTable(cols []apiextensionsv1.CustomResourceColumnDefinition) (*tables.TableConvertor, error) {
-	t := &tables.TableConvertor{Columns: []metav1.TableColumnDefinition{
-		{Name: "Name", Type: "string", Format: "name", Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
-	}}
-	var paths []*jsonpath.JSONPath
-	for _, col := range cols {
-		p := jsonpath.New(col.Name)
-		if err := p.Parse(fmt.Sprintf("{%s}", col.JSONPath)); err != nil {
-			return nil, fmt.Errorf("unrecognized column definition %q", col.JSONPath)
-		}
-		p.AllowMissingKeys(true)
-		desc := fmt.Sprintf("Custom resource definition column (in JSONPath format): %s", col.JSONPath)
-		if col.Description != "" {
-			desc = col.Description
-		}
-		paths = append(paths, p)
-		t.Columns = append(t.Columns, metav1.TableColumnDefinition{Name: col.Name, Type: col.Type, Format: col.Format, Description: desc, Priority: col.Priority})
-	}
-	types := make([]string, len(cols))
-	for i, c := range cols {
-		types[i] = c.Type
-	}
-	t.Row = func(obj runtime.Object) ([]interface{}, error) {
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return nil, err
-		}
-		u, ok := obj.(runtime.Unstructured)
-		if !ok {
-			return nil, fmt.Errorf("unexpected object type %T", obj)
-		}
-		cells := make([]interface{}, 1, 1+len(paths))
-		cells[0] = m.GetName()
-		var buf bytes.Buffer
-		for i, p := range paths {
-			results, err := p.FindResults(u.UnstructuredContent())
-			if err != nil || len(results) == 0 || len(results[0]) == 0 {
-				cells = append(cells, nil)
-				continue
-			}
-			value := results[0][0].Interface()
-			if types[i] == "string" {
-				if err := p.PrintResults(&buf, []reflect.Value{reflect.ValueOf(value)}); err == nil {
-					cells = append(cells, buf.String())
-					buf.Reset()
-				} else {
-					cells = append(cells, nil)
-				}
-				continue
-			}
-			cells = append(cells, cellForJSONValue(types[i], value))
-		}
-		return cells, nil
-	}
-	return t, nil
-}
-
-// cellForJSONValue types a printer column's value, as kube's table
-// convertor does; dates become ages.
-func cellForJSONValue(typ string, value interface{}) interface{} {
-	if value == nil {
-		return nil
-	}
-	switch typ {
-	case "integer":
-		switch v := value.(type) {
-		case int64:
-			return v
-		case float64:
-			return int64(v)
-		case json.Number:
-			if i, err := v.Int64(); err == nil {
-				return i
-			}
-		}
-	case "number":
-		switch v := value.(type) {
-		case int64:
-			return float64(v)
-		case float64:
-			return v
-		case json.Number:
-			if f, err := v.Float64(); err == nil {
-				return f
-			}
-		}
-	case "boolean":
-		if b, ok := value.(bool); ok {
-			return b
-		}
-	case "string":
-		if s, ok := value.(string); ok {
-			return s
-		}
-	case "date":
-		if s, ok := value.(string); ok {
-			var ts metav1.Time
-			if err := ts.UnmarshalQueryParameter(s); err != nil {
-				return "<invalid>"
-			}
-			if ts.IsZero() {
-				return "<unknown>"
-			}
-			return duration.HumanDuration(time.Since(ts.Time))
-		}
-	}
-	return nil
 }

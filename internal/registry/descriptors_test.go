@@ -108,24 +108,7 @@ var (
 // from the printer columns of the project's CRDs): such a check is
 // skipped with the bug's description. A listed check that passes fails,
 // so that an entry goes when its bug is fixed.
-var knownBugs = map[string]string{
-	"namespaces discovery verbs":                                           "namespaces are served with deletecollection; kube-apiserver serves no deletecollection for them",
-	"namespaces aggregated discovery verbs":                                "namespaces are served with deletecollection; kube-apiserver serves no deletecollection for them",
-	"namespaces deletecollection":                                          "DELETE /api/v1/namespaces?labelSelector=… deletes (200); kube-apiserver answers 405 MethodNotAllowed",
-	"pods discovery subresources":                                          "pods/resize is not served",
-	"pods aggregated discovery subresources":                               "pods/resize is not served",
-	"persistentvolumes delete answer":                                      "DELETE answers a Status; kube's PersistentVolume registry returns the deleted object",
-	"persistentvolumeclaims delete answer":                                 "DELETE answers a Status; kube's PersistentVolumeClaim registry returns the deleted object",
-	"storageclasses.storage.k8s.io delete answer":                          "DELETE answers a Status; kube's StorageClass registry returns the deleted object",
-	"limitranges table":                                                    "the LimitRange table is Name | Age; kube-apiserver's default table convertor gives Name | Created At",
-	"mutatingwebhookconfigurations.admissionregistration.k8s.io table":     "the table lacks kube's Webhooks column",
-	"validatingwebhookconfigurations.admissionregistration.k8s.io table":   "the table lacks kube's Webhooks column",
-	"validatingadmissionpolicies.admissionregistration.k8s.io table":       "the table lacks kube's Validations and ParamKind columns",
-	"validatingadmissionpolicybindings.admissionregistration.k8s.io table": "the table lacks kube's PolicyName and ParamRef columns",
-	"gatewayclasses.gateway.networking.k8s.io table":                       "the table lacks the CRD's Controller, Accepted and Description columns",
-	"gateways.gateway.networking.k8s.io table":                             "the table lacks the CRD's Class, Address and Programmed columns",
-	"httproutes.gateway.networking.k8s.io table":                           "the table lacks the CRD's Hostnames column",
-}
+var knownBugs = map[string]string{}
 
 // deviation reports the outcome of a check that may be a known bug: a
 // difference fails the test unless knownBugs lists the check, a listed

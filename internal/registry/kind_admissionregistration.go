@@ -29,41 +29,41 @@ import (
 var mutatingWebhookConfigurations = &Resource{
 	GroupVersion: admissionregistrationV1, Name: "mutatingwebhookconfigurations", SingularName: "mutatingwebhookconfiguration", Kind: "MutatingWebhookConfiguration",
 	Categories: []string{"api-extensions"},
-	Strategy:   configurationStrategy(defaultMutatingWebhookConfiguration, validateMutatingWebhookConfiguration),
+	Strategy:   configurationStrategy(defaultMutatingWebhookConfiguration, validateMutatingWebhookConfiguration, tables.MutatingWebhookConfiguration),
 }
 
 var validatingWebhookConfigurations = &Resource{
 	GroupVersion: admissionregistrationV1, Name: "validatingwebhookconfigurations", SingularName: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration",
 	Categories: []string{"api-extensions"},
-	Strategy:   configurationStrategy(defaultValidatingWebhookConfiguration, validateValidatingWebhookConfiguration),
+	Strategy:   configurationStrategy(defaultValidatingWebhookConfiguration, validateValidatingWebhookConfiguration, tables.ValidatingWebhookConfiguration),
 }
 
 var validatingAdmissionPolicies = &Resource{
 	GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicies", SingularName: "validatingadmissionpolicy", Kind: "ValidatingAdmissionPolicy",
 	Categories: []string{"api-extensions"}, HasStatus: true,
-	Strategy: configurationStrategy(defaultValidatingAdmissionPolicy, validateValidatingAdmissionPolicy),
+	Strategy: configurationStrategy(defaultValidatingAdmissionPolicy, validateValidatingAdmissionPolicy, tables.ValidatingAdmissionPolicy),
 }
 
 var validatingAdmissionPolicyBindings = &Resource{
 	GroupVersion: admissionregistrationV1, Name: "validatingadmissionpolicybindings", SingularName: "validatingadmissionpolicybinding", Kind: "ValidatingAdmissionPolicyBinding",
 	Categories: []string{"api-extensions"},
-	Strategy:   configurationStrategy(defaultValidatingAdmissionPolicyBinding, validateValidatingAdmissionPolicyBinding),
+	Strategy:   configurationStrategy(defaultValidatingAdmissionPolicyBinding, validateValidatingAdmissionPolicyBinding, tables.ValidatingAdmissionPolicyBinding),
 }
 
 // configurationStrategy is the strategy of a cluster-scoped
 // admissionregistration kind: an update is checked by the create rules
-// plus the metadata update rules; the table is the Name/Age one.
+// plus the metadata update rules; table is the kind's kube table.
 func configurationStrategy[T interface {
 	runtime.Object
 	metav1.Object
-}](def func(T), validate func(T) field.ErrorList) Strategy {
+}](def func(T), validate func(T) field.ErrorList, table tables.Table) Strategy {
 	return Strategy{
 		Default:  defaulter(def),
 		Validate: validator(validate),
 		ValidateUpdate: updateValidator(func(obj, old T) field.ErrorList {
 			return append(validate(obj), validateObjectMetaUpdate(objectMeta(obj), objectMeta(old))...)
 		}),
-		Table: tables.Default.Convertor(nil),
+		Table: table.Convertor(nil),
 	}
 }
 

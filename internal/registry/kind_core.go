@@ -24,10 +24,12 @@ import (
 
 // namespaces: Namespaces are Active from creation and carry the
 // "kubernetes" finalizer, which the namespace controller removes through
-// the finalize subresource.
+// the finalize subresource. As kube's namespace registry, it has no
+// collection delete.
 var namespaces = &Resource{
 	GroupVersion: coreV1, Name: "namespaces", SingularName: "namespace", Kind: "Namespace",
 	ShortNames: []string{"ns"}, HasStatus: true, DeleteReturnsObject: true,
+	UnservedVerbs: metav1.Verbs{"deletecollection"},
 	Subresources: []Subresource{
 		{Name: "finalize", Kind: "Namespace", Verbs: metav1.Verbs{"update"}, Update: &namespaceFinalize},
 	},

@@ -51,7 +51,7 @@ var gatewayClasses = &Resource{
 			}
 			return append(errs, validateGatewayClass(gc)...)
 		}),
-		Table: tables.Default.Convertor(nil),
+		Table: tables.GatewayClass.Convertor(nil),
 	},
 }
 
@@ -81,7 +81,7 @@ var gateways = &Resource{
 		ValidateUpdate: updateValidator(func(g, old *gatewayv1.Gateway) field.ErrorList {
 			return append(validateObjectMetaUpdate(&g.ObjectMeta, &old.ObjectMeta), validateGateway(g)...)
 		}),
-		Table: tables.Default.Convertor(nil),
+		Table: tables.Gateway.Convertor(nil),
 	},
 }
 
@@ -174,7 +174,7 @@ var httpRoutes = &Resource{
 		ValidateUpdate: updateValidator(func(r, old *gatewayv1.HTTPRoute) field.ErrorList {
 			return append(validateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta), validateHTTPRoute(r)...)
 		}),
-		Table: tables.Default.Convertor(nil),
+		Table: tables.HTTPRoute.Convertor(nil),
 	},
 }
 
@@ -322,7 +322,7 @@ var referenceGrants = &Resource{
 		ValidateUpdate: updateValidator(func(g, old *gatewayv1.ReferenceGrant) field.ErrorList {
 			return append(validateObjectMetaUpdate(&g.ObjectMeta, &old.ObjectMeta), validateReferenceGrant(g)...)
 		}),
-		Table: tables.Default.Convertor(nil),
+		Table: tables.ReferenceGrant.Convertor(nil),
 	},
 }
 

@@ -24,7 +24,7 @@ var limitRanges = &Resource{
 			return append(validateLimitRange(lr), validateObjectMetaUpdate(&lr.ObjectMeta, &old.ObjectMeta)...)
 		}),
 		NoGeneration: true,
-		Table:        tables.Default.Convertor(nil),
+		Table:        tables.CreatedAt.Convertor(nil),
 	},
 }
 

@@ -35,6 +35,7 @@ var pods = &Resource{
 		{Name: "log", Kind: "Pod", Verbs: metav1.Verbs{"get"}, Connect: connectLog},
 		{Name: "portforward", Kind: "PodPortForwardOptions", Verbs: connectVerbs, UpgradeNeedsCreate: true, Connect: connectPortForward},
 		{Name: "proxy", Kind: "PodProxyOptions", Verbs: proxyVerbs, Connect: connectPodProxy},
+		{Name: "resize", Kind: "Pod", Verbs: metav1.Verbs{"get", "patch", "update"}, Update: podResize()},
 	},
 	Strategy: Strategy{
 		Default:          defaulter(defaultPod),

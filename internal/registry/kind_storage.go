@@ -52,7 +52,7 @@ var (
 // Available); its source, volume mode and node affinity are fixed.
 var persistentVolumes = &Resource{
 	GroupVersion: coreV1, Name: "persistentvolumes", SingularName: "persistentvolume", Kind: "PersistentVolume",
-	ShortNames: []string{"pv"}, HasStatus: true,
+	ShortNames: []string{"pv"}, HasStatus: true, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default: defaulter(defaultPersistentVolume),
 		PrepareForCreate: creator(func(pv *corev1.PersistentVolume) {
@@ -191,7 +191,7 @@ func validatePersistentVolumeUpdate(pv, old *corev1.PersistentVolume) field.Erro
 // and a class set on a claim that had none (the retroactive default).
 var persistentVolumeClaims = &Resource{
 	GroupVersion: coreV1, Name: "persistentvolumeclaims", SingularName: "persistentvolumeclaim", Kind: "PersistentVolumeClaim",
-	Namespaced: true, ShortNames: []string{"pvc"}, HasStatus: true,
+	Namespaced: true, ShortNames: []string{"pvc"}, HasStatus: true, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default: defaulter(defaultPersistentVolumeClaim),
 		PrepareForCreate: creator(func(pvc *corev1.PersistentVolumeClaim) {
@@ -299,7 +299,7 @@ func validatePersistentVolumeClaimUpdate(pvc, old *corev1.PersistentVolumeClaim)
 // and binding mode are fixed at creation.
 var storageClasses = &Resource{
 	GroupVersion: storageV1, Name: "storageclasses", SingularName: "storageclass", Kind: "StorageClass",
-	ShortNames: []string{"sc"},
+	ShortNames: []string{"sc"}, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default:        defaulter(defaultStorageClass),
 		Validate:       validator(validateStorageClass),

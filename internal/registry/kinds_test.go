@@ -18,9 +18,11 @@ func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 		"v1/resourcequotas v1/limitranges v1/persistentvolumes v1/persistentvolumeclaims v1/endpoints v1/podtemplates " +
 		"apps/v1/deployments apps/v1/replicasets apps/v1/statefulsets apps/v1/daemonsets apps/v1/controllerrevisions " +
 		"batch/v1/cronjobs batch/v1/jobs discovery.k8s.io/v1/endpointslices " +
-		"networking.k8s.io/v1/ingresses networking.k8s.io/v1/ingressclasses policy/v1/poddisruptionbudgets " +
+		"networking.k8s.io/v1/ingressclasses networking.k8s.io/v1/ingresses networking.k8s.io/v1/ipaddresses networking.k8s.io/v1/networkpolicies networking.k8s.io/v1/servicecidrs policy/v1/poddisruptionbudgets " +
 		"rbac.authorization.k8s.io/v1/roles rbac.authorization.k8s.io/v1/rolebindings rbac.authorization.k8s.io/v1/clusterroles rbac.authorization.k8s.io/v1/clusterrolebindings " +
-		"coordination.k8s.io/v1/leases events.k8s.io/v1/events scheduling.k8s.io/v1/priorityclasses storage.k8s.io/v1/storageclasses " +
+		"coordination.k8s.io/v1/leases node.k8s.io/v1/runtimeclasses events.k8s.io/v1/events scheduling.k8s.io/v1/priorityclasses " +
+		"storage.k8s.io/v1/csidrivers storage.k8s.io/v1/csinodes storage.k8s.io/v1/csistoragecapacities storage.k8s.io/v1/storageclasses " +
+		"storage.k8s.io/v1/volumeattachments storage.k8s.io/v1/volumeattributesclasses " +
 		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations admissionregistration.k8s.io/v1/validatingwebhookconfigurations " +
 		"admissionregistration.k8s.io/v1/validatingadmissionpolicies admissionregistration.k8s.io/v1/validatingadmissionpolicybindings " +
 		"apiextensions.k8s.io/v1/customresourcedefinitions " +

@@ -12,6 +12,7 @@ package registry
 
 import (
 	"context"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -53,6 +54,11 @@ type Resource struct {
 	// DeleteReturnsObject tells whether DELETE answers with the deleted
 	// object rather than a Status, as kube's registries for this resource do.
 	DeleteReturnsObject bool
+	// UnservedVerbs are the verbs of a stored resource that kube's
+	// registry for it does not serve (a Namespace has no
+	// "deletecollection"): discovery does not list them, OpenAPI has no
+	// operation for them and a request for one is answered 405.
+	UnservedVerbs metav1.Verbs
 	// Strategy holds the per-type behaviour.
 	Strategy Strategy
 	// Defines, for a kind whose objects define further resources (a
@@ -85,6 +91,12 @@ type StorageView struct {
 	ToStored func(runtime.Object) runtime.Object
 	// FromStored converts a stored object to its served form.
 	FromStored func(runtime.Object) runtime.Object
+}
+
+// Serves tells whether the resource serves verb, one of a stored
+// resource's verbs ("deletecollection").
+func (r *Resource) Serves(verb string) bool {
+	return !slices.Contains(r.UnservedVerbs, verb)
 }
 
 // GroupResource returns the descriptor's group and resource, as used in
@@ -136,8 +148,8 @@ type Strategy struct {
 	// metadata.name and metadata.namespace.
 	Fields func(obj runtime.Object) fields.Set
 	// Table converts objects to server-side table rows. Every built-in
-	// kind states its own (tables.Default, Name/Age, for those minik has
-	// no specific table for); nil leaves the choice to the API layer.
+	// kind states kube's (tables.CreatedAt for those kube has no printer
+	// for); nil leaves the choice to the API layer.
 	Table *tables.TableConvertor
 	// GracePeriod is how many seconds an object is given before it is
 	// removed on delete (a scheduled Pod's termination grace period); nil

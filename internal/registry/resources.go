@@ -31,13 +31,14 @@ var builtins = []*Resource{
 	deployments, replicaSets, statefulSets, daemonSets, controllerRevisions,
 	cronJobs, jobs,
 	endpointSlices,
-	ingresses, ingressClasses,
+	ingressClasses, ingresses, ipAddresses, networkPolicies, serviceCIDRs,
 	podDisruptionBudgets,
 	roles, roleBindings, clusterRoles, clusterRoleBindings,
 	leases,
+	runtimeClasses,
 	eventsEvents,
 	priorityClasses,
-	storageClasses,
+	csiDrivers, csiNodes, csiStorageCapacities, storageClasses, volumeAttachments, volumeAttributesClasses,
 	// Admission (issue 6): webhook configurations and validating
 	// admission policies.
 	mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings,
@@ -91,6 +92,7 @@ func (r *Resource) clone() *Resource {
 	c := *r
 	c.ShortNames = slices.Clone(r.ShortNames)
 	c.Categories = slices.Clone(r.Categories)
+	c.UnservedVerbs = slices.Clone(r.UnservedVerbs)
 	c.Subresources = slices.Clone(r.Subresources)
 	for i, sub := range c.Subresources {
 		if sub.Update != nil {

@@ -142,14 +142,19 @@ func (s *Server) newAuthStack(ca *pki.CA, pkiDir, host string) (*authStack, erro
 }
 
 // start reconciles the bootstrap RBAC policy through the API (as admin),
-// starts the informers and returns once they have synced — with the
-// policy in them — and the aggregation controller runs.
-func (st *authStack) start(ctx context.Context, admin *rest.Config) error {
+// publishes clientCA, the CA client certificates are verified with, in
+// kube-system/extension-apiserver-authentication, starts the informers
+// and returns once they have synced — with the policy in them — and the
+// aggregation controller runs.
+func (st *authStack) start(ctx context.Context, admin *rest.Config, clientCA []byte) error {
 	cs, err := kubernetes.NewForConfig(admin)
 	if err != nil {
 		return fmt.Errorf("bootstrap client: %w", err)
 	}
 	if err := rbac.Reconcile(ctx, cs); err != nil {
+		return err
+	}
+	if err := auth.EnsureAuthenticationConfigMap(ctx, cs, clientCA); err != nil {
 		return err
 	}
 	ictx, cancel := context.WithCancel(context.Background())

@@ -315,12 +315,13 @@ func (s *Server) bootstrap(ctx context.Context, ready func()) error {
 	return readyUntilDone(ctx, ready)
 }
 
-// runAuthorization reconciles the bootstrap RBAC policy and runs the
+// runAuthorization reconciles the bootstrap RBAC policy, writes the
+// extension-apiserver-authentication ConfigMap, and runs the
 // informers RBAC and the node authorizer read; it is ready once they have
 // synced, and stops them before the API server stops.
 func (s *Server) runAuthorization(ctx context.Context, ready func()) error {
 	defer s.auth.stop()
-	if err := s.auth.start(ctx, s.adminConfig); err != nil {
+	if err := s.auth.start(ctx, s.adminConfig, s.ca.CertPEM); err != nil {
 		return err
 	}
 	return readyUntilDone(ctx, ready)

@@ -235,12 +235,29 @@ func (a *Allocator) ipClaim(ip netip.Addr, ns, name string) ([]byte, error) {
 			CreationTimestamp: metav1.NewTime(a.clock.Now().Truncate(1e9)),
 			Labels: map[string]string{
 				networkingv1.LabelIPAddressFamily: string(family),
-				networkingv1.LabelManagedBy:       "ipallocator.k8s.io",
+				networkingv1.LabelManagedBy:       ipAllocatorManager,
 			},
 		},
 		Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: ns, Name: name}},
 	}
 	return json.Marshal(&obj)
+}
+
+// ipAllocatorManager is the managed-by label value of the IPAddresses
+// the allocator writes, kube's ipallocator's. Repair releases only
+// IPAddresses carrying it: one a user creates through the API (served at
+// the same keys) reserves its address until the user deletes it, as in
+// kube.
+const ipAllocatorManager = "ipallocator.k8s.io"
+
+// managedClaim tells whether the allocator may release a claim: every
+// node-port claim, and the IPAddresses it wrote itself.
+func managedClaim(kv storage.KV) bool {
+	if !strings.HasPrefix(kv.Key, ipAddressPrefix) {
+		return true
+	}
+	var ip networkingv1.IPAddress
+	return json.Unmarshal(kv.Value, &ip) == nil && ip.Labels[networkingv1.LabelManagedBy] == ipAllocatorManager
 }
 
 // ownerOf returns the namespace/name of the Service a claim names.
@@ -691,7 +708,7 @@ func (a *Allocator) Repair(ctx context.Context) error {
 	seen := sets.New[string]()
 	for _, kv := range append(ipClaims.Items, portClaims.Items...) {
 		seen.Insert(kv.Key)
-		if svc, ok := want[kv.Key]; ok && ownerOf(kv) == svc.Namespace+"/"+svc.Name {
+		if svc, ok := want[kv.Key]; ok && ownerOf(kv) == svc.Namespace+"/"+svc.Name || !managedClaim(kv) {
 			delete(a.suspects, kv.Key)
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -35,6 +36,17 @@ func TestRepairReleasesLeaksAndRestoresMissingClaims(t *testing.T) {
 	// A claim no Service holds: a crash between claiming and storing.
 	leak, _ := a.ipClaim(netip.MustParseAddr("127.96.0.50"), "default", "never-stored")
 	if _, err := store.Create(ctx, ipKey(netip.MustParseAddr("127.96.0.50")), leak); err != nil {
+		t.Fatal(err)
+	}
+	// An IPAddress a user created through the API: it reserves its
+	// address and is not the allocator's to release.
+	user := networkingv1.IPAddress{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "IPAddress"},
+		ObjectMeta: metav1.ObjectMeta{Name: "127.96.0.70"},
+		Spec:       networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Group: "gateway.networking.k8s.io", Resource: "gateways", Namespace: "default", Name: "edge"}},
+	}
+	userData, _ := json.Marshal(&user)
+	if _, err := store.Create(ctx, ipKey(netip.MustParseAddr("127.96.0.70")), userData); err != nil {
 		t.Fatal(err)
 	}
 	// A Service that holds an IP and a node port without claims.
@@ -73,6 +85,9 @@ func TestRepairReleasesLeaksAndRestoresMissingClaims(t *testing.T) {
 	}
 	if !exists(ipKey(netip.MustParseAddr("127.96.0.60"))) || !exists(portKey(30123)) {
 		t.Fatal("the second repair released held claims")
+	}
+	if !exists(ipKey(netip.MustParseAddr("127.96.0.70"))) {
+		t.Fatal("the second repair released an IPAddress a user created")
 	}
 }
 

@@ -59,7 +59,12 @@ func TestTablesGiveKubectlColumns(t *testing.T) {
 		{"cluster role bindings show the role, and subjects when wide", ClusterRoleBinding, "NAME ROLE AGE | USERS GROUPS SERVICEACCOUNTS"},
 		{"leases show their holder", Lease, "NAME HOLDER AGE"},
 		{"events.k8s.io events look like core events", EventsV1Event, "LAST SEEN TYPE REASON OBJECT | SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME"},
-		{"a kind without a printer gets name and age", Default, "NAME AGE"},
+		{"webhook configurations count their webhooks", MutatingWebhookConfiguration, "NAME WEBHOOKS AGE"},
+		{"validating admission policies show validations and param kind", ValidatingAdmissionPolicy, "NAME VALIDATIONS PARAMKIND AGE"},
+		{"policy bindings show the policy and the param", ValidatingAdmissionPolicyBinding, "NAME POLICYNAME PARAMREF AGE"},
+		{"gateway classes show their CRD's columns, the description when wide", GatewayClass, "NAME CONTROLLER ACCEPTED AGE | DESCRIPTION"},
+		{"gateways show their CRD's columns", Gateway, "NAME CLASS ADDRESS PROGRAMMED AGE"},
+		{"HTTP routes show their hostnames", HTTPRoute, "NAME HOSTNAMES AGE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,10 +107,10 @@ func TestConvertorsAreIndependentCopies(t *testing.T) {
 	if b := Pod.Convertor(nil); b.Columns[0].Name != "Name" {
 		t.Errorf("mutating one convertor changed the next: %q", b.Columns[0].Name)
 	}
-	d := Default.Convertor(nil)
+	d := CreatedAt.Convertor(nil)
 	d.Columns[0].Name = "Mutated"
-	if Default.Convertor(nil).Columns[0].Name != "Name" {
-		t.Errorf("mutating a default convertor changed Default")
+	if CreatedAt.Convertor(nil).Columns[0].Name != "Name" {
+		t.Errorf("mutating a CreatedAt convertor changed CreatedAt")
 	}
 }
 
@@ -454,7 +459,10 @@ var allTables = map[string]Table{
 	"Ingress": Ingress, "IngressClass": IngressClass, "PodDisruptionBudget": PodDisruptionBudget,
 	"RoleBinding": RoleBinding, "ClusterRoleBinding": ClusterRoleBinding, "Lease": Lease,
 	"EventsV1Event": EventsV1Event, "PriorityClass": PriorityClass, "StorageClass": StorageClass,
-	"Default": Default, "CreatedAt": CreatedAt,
+	"CreatedAt": CreatedAt, "MutatingWebhookConfiguration": MutatingWebhookConfiguration,
+	"ValidatingWebhookConfiguration": ValidatingWebhookConfiguration, "ValidatingAdmissionPolicy": ValidatingAdmissionPolicy,
+	"ValidatingAdmissionPolicyBinding": ValidatingAdmissionPolicyBinding, "GatewayClass": GatewayClass, "Gateway": Gateway,
+	"HTTPRoute": HTTPRoute, "ReferenceGrant": ReferenceGrant,
 }
 
 // ExampleTable_Convertor shows the cells of a pod's row; the API layer wraps them

@@ -10,9 +10,10 @@
 //
 // Each kind is described once, as data: a column list and a row function
 // (see tables.go), exported as one Table per kind (Pod, Deployment, ...)
-// that internal/registry puts in each kind's descriptor; kinds without a
-// printer of their own use Default (NAME, AGE) or CreatedAt (NAME, CREATED
-// AT). Cells that depend on the current time (AGE, LAST SEEN, RESTARTS
+// that internal/registry puts in each kind's descriptor; built-in kinds
+// without a printer of their own use CreatedAt (NAME, CREATED AT), and the
+// kinds a cluster serves from CRDs (custom resources, the Gateway API) use
+// PrinterColumns. Cells that depend on the current time (AGE, LAST SEEN, RESTARTS
 // "3 (5m ago)") read the clock given to Table.Convertor, so tests are
 // deterministic.
 package tables

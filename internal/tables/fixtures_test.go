@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // now is the fixed clock of every test.
@@ -554,11 +555,20 @@ func goldenCases() []goldenCase {
 		{"componentstatus", ComponentStatus, componentStatusFixtures()},
 		{"ingress", Ingress, ingressFixtures()},
 		{"ingressclass", IngressClass, ingressClassFixtures()},
+		{"networkpolicy", NetworkPolicy, networkPolicyFixtures()},
+		{"ipaddress", IPAddress, ipAddressFixtures()},
+		{"servicecidr", ServiceCIDR, serviceCIDRFixtures()},
 		{"poddisruptionbudget", PodDisruptionBudget, podDisruptionBudgetFixtures()},
 		{"priorityclass", PriorityClass, priorityClassFixtures()},
 		{"persistentvolume", PersistentVolume, persistentVolumeFixtures()},
 		{"persistentvolumeclaim", PersistentVolumeClaim, persistentVolumeClaimFixtures()},
 		{"storageclass", StorageClass, storageClassFixtures()},
+		{"csidriver", CSIDriver, csiDriverFixtures()},
+		{"csinode", CSINode, csiNodeFixtures()},
+		{"volumeattachment", VolumeAttachment, volumeAttachmentFixtures()},
+		{"csistoragecapacity", CSIStorageCapacity, csiStorageCapacityFixtures()},
+		{"volumeattributesclass", VolumeAttributesClass, volumeAttributesClassFixtures()},
+		{"runtimeclass", RuntimeClass, runtimeClassFixtures()},
 		{"role", CreatedAt, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},
@@ -580,9 +590,18 @@ func goldenCases() []goldenCase {
 			&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "minik-controllers", Namespace: "kube-system", CreationTimestamp: ago(49 * time.Hour)}},
 		}},
 		{"event.events.k8s.io", EventsV1Event, eventsV1Fixtures()},
-		{"default", Default, []runtime.Object{
-			&corev1.ConfigMap{ObjectMeta: objMeta("any-object", 75*time.Minute)},
-			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},
+		{"limitrange", CreatedAt, []runtime.Object{
+			&corev1.LimitRange{ObjectMeta: objMeta("cpu-defaults", 75*time.Minute)},
+		}},
+		{"mutatingwebhookconfiguration", MutatingWebhookConfiguration, mutatingWebhookFixtures()},
+		{"validatingwebhookconfiguration", ValidatingWebhookConfiguration, validatingWebhookFixtures()},
+		{"validatingadmissionpolicy", ValidatingAdmissionPolicy, validatingAdmissionPolicyFixtures()},
+		{"validatingadmissionpolicybinding", ValidatingAdmissionPolicyBinding, validatingAdmissionPolicyBindingFixtures()},
+		{"gatewayclass.gateway.networking.k8s.io", GatewayClass, gatewayClassFixtures()},
+		{"gateway.gateway.networking.k8s.io", Gateway, gatewayFixtures()},
+		{"httproute.gateway.networking.k8s.io", HTTPRoute, httpRouteFixtures()},
+		{"referencegrant.gateway.networking.k8s.io", ReferenceGrant, []runtime.Object{
+			&gatewayv1.ReferenceGrant{ObjectMeta: objMeta("allow-web", 26*time.Hour)},
 		}},
 	}
 }

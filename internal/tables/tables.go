@@ -24,23 +24,9 @@ func metaTable(columns []metav1.TableColumnDefinition, row func(m metav1.Object,
 	}
 }
 
-// Default is the Name/Age table that custom resources without printer
-// columns get from kube-apiextensions-apiserver: an Age column of type
-// "date" whose cells are short human durations. minik also serves it for
-// the built-in kinds it has no specific table for (LimitRange, the
-// admissionregistration and Gateway API kinds).
-var Default = metaTable(
-	[]metav1.TableColumnDefinition{
-		nameColumn(),
-		col("Age", "date", objectMetaDoc["creationTimestamp"]),
-	},
-	func(m metav1.Object, now time.Time) []interface{} {
-		return []interface{}{m.GetName(), age(m.GetCreationTimestamp(), now)}
-	},
-)
-
 // CreatedAt is kube-apiserver's generic table for built-in kinds that
-// have no printer (rbac Role and ClusterRole among those we serve): Name and
+// have no printer (rbac Role and ClusterRole, LimitRange among those we
+// serve): Name and
 // "Created At", an RFC 3339 UTC timestamp of type "date".
 var CreatedAt = metaTable(
 	[]metav1.TableColumnDefinition{

@@ -135,7 +135,9 @@ var (
 	scheduler   = user(auth.UserScheduler)
 	node1       = user("system:node:n1", auth.GroupNodes)
 	appsOwner   = user("apps-owner")
-	taintEvict  = user("system:serviceaccount:kube-system:taint-eviction-controller", "system:serviceaccounts", "system:serviceaccounts:kube-system")
+	// kube-controller-manager runs the taint eviction controller with
+	// node-controller's service account credentials (kube has no role of its own).
+	taintEvict = user("system:serviceaccount:kube-system:node-controller", "system:serviceaccounts", "system:serviceaccounts:kube-system")
 )
 
 func res(u *auth.User, verb, group, resource, ns, name string) auth.Attributes {
@@ -203,9 +205,9 @@ var decisionCases = []struct {
 	{"the controller manager finalizes a namespace", res(ctrlManager, "update", "", "namespaces/finalize", "", "demo")},
 	{"the controller manager deletes any object", res(ctrlManager, "delete", "networking.k8s.io", "ingresses", "demo", "web")},
 	{"the controller manager creates a cluster role", res(ctrlManager, "create", "rbac.authorization.k8s.io", "clusterroles", "", "")},
-	{"the taint eviction controller marks a pod a disruption target", res(taintEvict, "patch", "", "pods/status", "demo", "web-1")},
-	{"the taint eviction controller deletes a pod", res(taintEvict, "delete", "", "pods", "demo", "web-1")},
-	{"the taint eviction controller updates a node", res(taintEvict, "update", "", "nodes", "", "n1")},
+	{"the taint eviction controller, as node-controller, marks a pod a disruption target", res(taintEvict, "patch", "", "pods/status", "demo", "web-1")},
+	{"the taint eviction controller, as node-controller, deletes a pod", res(taintEvict, "delete", "", "pods", "demo", "web-1")},
+	{"the taint eviction controller, as node-controller, creates a node", res(taintEvict, "create", "", "nodes", "", "")},
 	{"the scheduler binds a pod", res(scheduler, "create", "", "pods/binding", "demo", "web-1")},
 	{"the scheduler updates a pod", res(scheduler, "update", "", "pods", "demo", "web-1")},
 	{"the scheduler records a scheduling failure", res(scheduler, "patch", "", "pods/status", "demo", "web-1")},

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,6 +29,8 @@ import (
 // left alone. It then computes the aggregated ClusterRoles (admin, edit,
 // view) once, so that they grant their rules as soon as the server is
 // ready; the aggregation controller keeps them up to date afterwards.
+// kube's Roles and RoleBindings of kube-system and kube-public are
+// reconciled the same way, after the cluster-wide objects.
 //
 // Roles, then bindings, are reconciled several at a time: each is an
 // independent object, and concurrent writes share etcd's disk syncs, which
@@ -51,7 +54,64 @@ func Reconcile(ctx context.Context, cs kubernetes.Interface) error {
 	}); err != nil {
 		return err
 	}
+	if err := reconcileNamespaced(ctx, cs); err != nil {
+		return err
+	}
 	return aggregateOnce(ctx, cs)
+}
+
+// reconcileNamespaced reconciles kube's Roles and RoleBindings of
+// kube-system and kube-public as the ClusterRoles and their bindings,
+// creating a namespace that is missing first, as kube's hook does.
+func reconcileNamespaced(ctx context.Context, cs kubernetes.Interface) error {
+	roles, bindings := NamespaceRoles(), NamespaceRoleBindings()
+	namespaces := map[string]bool{}
+	for _, r := range roles {
+		namespaces[r.Namespace] = true
+	}
+	for _, b := range bindings {
+		namespaces[b.Namespace] = true
+	}
+	for ns := range namespaces {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("bootstrap namespace %s: %w", ns, err)
+		}
+	}
+	if err := inParallel(len(roles), func(i int) error {
+		want := roles[i]
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			opts := reconciliation.ReconcileRoleOptions{
+				Role:    reconciliation.RoleRuleOwner{Role: want.DeepCopy()},
+				Client:  namespacedRoles{ctx: ctx, client: cs.RbacV1()},
+				Confirm: true,
+			}
+			_, err := opts.Run()
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("bootstrap role %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return inParallel(len(bindings), func(i int) error {
+		want := bindings[i]
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			opts := reconciliation.ReconcileRoleBindingOptions{
+				RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: want.DeepCopy()},
+				Client:      namespacedRoleBindings{ctx: ctx, client: cs.RbacV1()},
+				Confirm:     true,
+			}
+			_, err := opts.Run()
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("bootstrap rolebinding %s/%s: %w", want.Namespace, want.Name, err)
+		}
+		return nil
+	})
 }
 
 // reconcileWorkers bounds the bootstrap writes in flight.
@@ -261,4 +321,74 @@ func AggregatedRules(role *rbacv1.ClusterRole, all []*rbacv1.ClusterRole) ([]rba
 		}
 	}
 	return rules, nil
+}
+
+// namespacedRoles is reconciliation's view of the Role API, with the
+// caller's context.
+type namespacedRoles struct {
+	ctx    context.Context
+	client rbacv1client.RbacV1Interface
+}
+
+func (c namespacedRoles) Get(namespace, name string) (reconciliation.RuleOwner, error) {
+	r, err := c.client.Roles(namespace).Get(c.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.RoleRuleOwner{Role: r}, nil
+}
+
+func (c namespacedRoles) Create(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
+	role := in.(reconciliation.RoleRuleOwner).Role
+	r, err := c.client.Roles(role.Namespace).Create(c.ctx, role, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.RoleRuleOwner{Role: r}, nil
+}
+
+func (c namespacedRoles) Update(in reconciliation.RuleOwner) (reconciliation.RuleOwner, error) {
+	role := in.(reconciliation.RoleRuleOwner).Role
+	r, err := c.client.Roles(role.Namespace).Update(c.ctx, role, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.RoleRuleOwner{Role: r}, nil
+}
+
+// namespacedRoleBindings is reconciliation's view of the RoleBinding API,
+// with the caller's context.
+type namespacedRoleBindings struct {
+	ctx    context.Context
+	client rbacv1client.RbacV1Interface
+}
+
+func (c namespacedRoleBindings) Get(namespace, name string) (reconciliation.RoleBinding, error) {
+	b, err := c.client.RoleBindings(namespace).Get(c.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.RoleBindingAdapter{RoleBinding: b}, nil
+}
+
+func (c namespacedRoleBindings) Create(in reconciliation.RoleBinding) (reconciliation.RoleBinding, error) {
+	rb := in.(reconciliation.RoleBindingAdapter).RoleBinding
+	b, err := c.client.RoleBindings(rb.Namespace).Create(c.ctx, rb, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.RoleBindingAdapter{RoleBinding: b}, nil
+}
+
+func (c namespacedRoleBindings) Update(in reconciliation.RoleBinding) (reconciliation.RoleBinding, error) {
+	rb := in.(reconciliation.RoleBindingAdapter).RoleBinding
+	b, err := c.client.RoleBindings(rb.Namespace).Update(c.ctx, rb, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return reconciliation.RoleBindingAdapter{RoleBinding: b}, nil
+}
+
+func (c namespacedRoleBindings) Delete(namespace, name string, uid types.UID) error {
+	return c.client.RoleBindings(namespace).Delete(c.ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 }
