@@ -86,6 +86,7 @@ func (s *Server) addLocal(resources []LocalResource) error {
 func (l *localHandler) serve(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
 	h := l.h
 	res := h.res
+	h.warnDeprecated(w)
 	if !res.Namespaced && info.Namespace != "" {
 		writeError(w, r, errNoResource())
 		return

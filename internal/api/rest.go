@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apiserver/pkg/endpoints/deprecation"
 
 	"minik/internal/admission"
 	"minik/internal/auth"
@@ -64,6 +66,9 @@ type resourceHandler struct {
 	// gone is closed when a custom resource's handler stops serving (nil
 	// for built-in resources).
 	gone chan struct{}
+	// deprecated is the warning every request of a deprecated kind gets
+	// (deprecationWarning), or "".
+	deprecated string
 }
 
 func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
@@ -72,6 +77,9 @@ func newResourceHandler(s *Server, res *registry.Resource) *resourceHandler {
 		h.storageName = res.StoredAs.Resource
 	}
 	h.codec = newObjectCodec(res, res.StoredAs)
+	if res.StoredAs == nil {
+		h.deprecated = deprecationWarning(h.codec.New(), res.GroupVersionKind(), s.cfg.Version)
+	}
 	h.fieldKeys = map[string]bool{"metadata.name": true, "metadata.namespace": true}
 	if res.Strategy.Fields != nil {
 		for k := range res.Strategy.Fields(h.codec.New()) {
@@ -88,8 +96,29 @@ func (h *objectStore) key(ns, name string) string {
 	return storage.Key(h.storageName, ns, name)
 }
 
+// deprecationWarning is kube-apiserver's warning for a kind that its
+// API version deprecates as of the server's version, from the type's
+// lifecycle ("v1 ComponentStatus is deprecated in v1.19+"), or "".
+func deprecationWarning(obj runtime.Object, gvk schema.GroupVersionKind, v VersionInfo) string {
+	major, _ := strconv.Atoi(v.Major)
+	minor, _ := strconv.Atoi(strings.TrimSuffix(v.Minor, "+"))
+	if !deprecation.IsDeprecated(obj, major, minor) {
+		return ""
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return deprecation.WarningMessage(obj)
+}
+
+// warnDeprecated adds the deprecation warning of the resource, if any.
+func (h *resourceHandler) warnDeprecated(w http.ResponseWriter) {
+	if h.deprecated != "" {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", h.deprecated))
+	}
+}
+
 // serve dispatches a resource request to its verb.
 func (h *resourceHandler) serve(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	h.warnDeprecated(w)
 	if !h.res.Namespaced && info.Namespace != "" && h.res.Name != "namespaces" {
 		writeError(w, r, errNoResource())
 		return

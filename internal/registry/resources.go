@@ -26,6 +26,8 @@ var (
 var builtins = []*Resource{
 	namespaces, pods, services, configMaps, secrets, serviceAccounts, coreEvents, nodes,
 	resourceQuotas, limitRanges, persistentVolumes, persistentVolumeClaims,
+	// The other core/v1 kinds, in kube's /api/v1 (alphabetical) order.
+	endpoints, podTemplates,
 	deployments, replicaSets, statefulSets, daemonSets, controllerRevisions,
 	cronJobs, jobs,
 	endpointSlices,

@@ -69,10 +69,10 @@ func (c client) part() component {
 func (s *Server) clients() []component {
 	var out []client
 	if !s.cfg.NoControllers {
-		out = append(out, client{"controller-manager", s.controllerManager})
+		out = append(out, client{"controller-manager", s.health.track("controller-manager", s.controllerManager)})
 	}
 	if !s.cfg.NoScheduler {
-		out = append(out, client{"scheduler", s.scheduler})
+		out = append(out, client{"scheduler", s.health.track("scheduler", s.scheduler)})
 	}
 	// metrics-server runs in every minikd: each API server answers
 	// metrics.k8s.io from its own provider.

@@ -182,11 +182,20 @@ func (s *Server) certificates(addr string) (tls.Certificate, error) {
 func (s *Server) newAPIServer() error {
 	resources := registry.All()
 	var err error
+	s.health.etcd = func(ctx context.Context) error {
+		if err := s.monitor.CheckEtcd(ctx); err != nil {
+			return err
+		}
+		_, err := s.store.CurrentRevision(ctx)
+		return err
+	}
+	s.health.expect("controller-manager", !s.cfg.NoControllers)
+	s.health.expect("scheduler", !s.cfg.NoScheduler)
 	if s.metrics, err = metricsapi.New(metricsapi.Config{Logger: s.log.With("component", "metrics-server")}); err != nil {
 		return err
 	}
 	metricsNodes, metricsPods := metricsapi.Descriptors()
-	oapi, err := openapi.NewHandler(append(resources[:len(resources):len(resources)], metricsNodes, metricsPods, trail.Descriptor()), api.Scheme)
+	oapi, err := openapi.NewHandler(append(resources[:len(resources):len(resources)], registry.ComponentStatuses(), metricsNodes, metricsPods, trail.Descriptor()), api.Scheme)
 	if err != nil {
 		return fmt.Errorf("build openapi: %w", err)
 	}
@@ -205,7 +214,7 @@ func (s *Server) newAPIServer() error {
 		AnonymousPaths: []string{"/healthz", "/livez", "/readyz", "/version"},
 		AnonymousAuth:  s.cfg.AnonymousAuth,
 		TokenIssuer:    s.auth.issuer,
-		Local:          append(s.metrics.Resources(), s.trail.Resources()...),
+		Local:          append(append(s.health.Resources(), s.metrics.Resources()...), s.trail.Resources()...),
 		Audit:          s.auth.audit,
 		Trail:          s.trail,
 		Admission:      chain,

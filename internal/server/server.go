@@ -239,6 +239,8 @@ type Server struct {
 	trail *trail.Trail
 	// dnsIP is the kube-dns Service's ClusterIP.
 	dnsIP netip.Addr
+	// health answers ComponentStatuses (componentstatus.go).
+	health componentHealth
 
 	// What the parts of Start make for the parts after them: each is set
 	// before its part is ready, and read only by later parts (see

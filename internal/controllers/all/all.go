@@ -9,6 +9,7 @@ import (
 	"minik/internal/controllers/daemonset"
 	"minik/internal/controllers/deployment"
 	"minik/internal/controllers/disruption"
+	"minik/internal/controllers/endpoints"
 	"minik/internal/controllers/endpointslice"
 	"minik/internal/controllers/garbagecollector"
 	"minik/internal/controllers/job"
@@ -28,6 +29,7 @@ func Controllers() map[string]controllers.Constructor {
 	return map[string]controllers.Constructor{
 		"deployment":          deployment.New,
 		disruption.Name:       disruption.New,
+		endpoints.Name:        endpoints.New,
 		endpointslice.Name:    endpointslice.New,
 		replicaset.Name:       replicaset.New,
 		garbagecollector.Name: garbagecollector.New,

@@ -238,7 +238,7 @@ func endpointPorts(svc *corev1.Service, pod *corev1.Pod) []discoveryv1.EndpointP
 	out := make([]discoveryv1.EndpointPort, 0, len(svc.Spec.Ports))
 	for i := range svc.Spec.Ports {
 		sp := &svc.Spec.Ports[i]
-		num, ok := findPort(pod, sp)
+		num, ok := FindPort(pod, sp)
 		if !ok {
 			continue
 		}
@@ -248,8 +248,10 @@ func endpointPorts(svc *corev1.Service, pod *corev1.Pod) []discoveryv1.EndpointP
 	return out
 }
 
-// findPort is kube's podutil.FindPort.
-func findPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
+// FindPort resolves a Service port's target port on a pod, as kube's
+// podutil.FindPort does: a number, or a named container port of the
+// same protocol (restartable init containers included).
+func FindPort(pod *corev1.Pod, sp *corev1.ServicePort) (int32, bool) {
 	tp := sp.TargetPort
 	if tp.Type == intstr.Int {
 		if tp.IntVal == 0 {
