@@ -110,7 +110,7 @@ func TestAudit(t *testing.T) {
 	})
 	t.Run("a config map's create is recorded with both bodies", func(t *testing.T) {
 		ev := findAudit(t, srv.DataDir, "the config map's create", func(ev *api.AuditEvent) bool {
-			return ev.Verb == "create" && ev.ObjectRef != nil && ev.ObjectRef.Resource == "configmaps"
+			return ev.Verb == "create" && ev.ObjectRef != nil && ev.ObjectRef.Resource == "configmaps" && ev.ObjectRef.Namespace == "demo"
 		})
 		if ev.Level != api.AuditRequestResponse || ev.ObjectRef.Name != "app" || ev.ResponseStatus.Code != 201 || ev.Annotations[api.AuditDecisionAnnotation] != "allow" {
 			t.Fatalf("event %+v %+v", ev, ev.ObjectRef)

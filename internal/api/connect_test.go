@@ -89,6 +89,7 @@ func TestProxySubresources(t *testing.T) {
 		{"a Service's port by number, with a scheme", "/api/v1/namespaces/demo/services/http:web:80/proxy/", "hello from web"},
 		{"the node agent's healthz", "/api/v1/nodes/minik-node-1/proxy/healthz", "ok"},
 		{"the node agent's pods", "/api/v1/nodes/minik-node-1/proxy/pods", `"name":"web"`},
+		{"the node agent's metrics", "/api/v1/nodes/minik-node-1/proxy/metrics", `kubelet_node_name{node="minik-node-1"} 1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var body string

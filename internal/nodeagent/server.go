@@ -14,7 +14,8 @@ import (
 // handler is the node's endpoint, as the kubelet's on port 10250:
 // /containerLogs/<namespace>/<pod>/<container> (what the API server
 // proxies pods/log to), the streaming endpoints of streams.go (exec,
-// attach, portForward, run), /pods and /healthz. Errors are Status objects with the
+// attach, portForward, run), /pods, /stats/summary, /metrics and
+// /healthz. Errors are Status objects with the
 // kubelet's messages.
 func (n *node) handler() http.Handler {
 	mux := http.NewServeMux()
@@ -28,6 +29,7 @@ func (n *node) handler() http.Handler {
 	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", st.serveRun)
 	mux.HandleFunc("GET /pods", st.servePods)
 	mux.HandleFunc("GET /stats/summary", n.serveStatsSummary(n.cfg.Clock.Now()))
+	mux.Handle("GET /metrics", n.metricsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
