@@ -1,5 +1,7 @@
 package endpoints
 
+//lint:file-ignore SA1019 core/v1 Endpoints and ComponentStatus are deprecated, and kube-apiserver still serves them: so does minik.
+
 import (
 	"context"
 	"fmt"
