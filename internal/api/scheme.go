@@ -34,7 +34,7 @@ func init() {
 	Scheme.AddKnownTypeWithName(metaV1.WithKind("WatchEvent"), &metav1.WatchEvent{})
 
 	// Gateway API (gateway.networking.k8s.io/v1), served as built-in kinds
-	// since minik has no CRDs.
+	// (internal/dataplane implements them).
 	if err := gatewayv1.Install(Scheme); err != nil {
 		panic(err)
 	}

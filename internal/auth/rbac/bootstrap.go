@@ -113,13 +113,6 @@ func controllerRole(sa string, rules ...rbacv1.PolicyRule) ControllerRole {
 	return ControllerRole{ServiceAccount: sa, role: clusterRole("system:controller:"+sa, nil, rules...)}
 }
 
-// ControllerRoles returns the roles of kube-controller-manager's
-// controllers, kube's set whether or not minik runs the controller.
-func ControllerRoles() []ControllerRole { return kubeControllerRoles() }
-
-// Role returns the controller's ClusterRole.
-func (c ControllerRole) Role() rbacv1.ClusterRole { return *c.role.DeepCopy() }
-
 // ControllerManagerRole names minik's ClusterRole of its controller
 // manager. kube-controller-manager runs each controller with its own
 // service account's credentials (--use-service-account-credentials);
