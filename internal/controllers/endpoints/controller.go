@@ -24,8 +24,6 @@ import (
 	"log/slog"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -33,6 +31,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"minik/internal/controllers"
+	"minik/internal/controllers/endpointslice"
 )
 
 // Name is the controller's name in --controllers.
@@ -97,11 +96,9 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	c.serviceLister, c.servicesSynced = svcInformer.Lister(), svcInformer.Informer().HasSynced
 
 	podInformer := cc.Informers.Core().V1().Pods()
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.podChanged,
-		UpdateFunc: func(old, obj interface{}) { c.podChanged(old); c.podChanged(obj) },
-		DeleteFunc: c.podChanged,
-	}); err != nil {
+	// The Services selecting a pod whose endpoint may have changed, as
+	// the endpointslice controller finds them.
+	if _, err := podInformer.Informer().AddEventHandler(endpointslice.PodHandler(svcInformer.Lister(), func(key string) { c.queue.Add(key) })); err != nil {
 		return nil, fmt.Errorf("endpoints controller: watch pods: %w", err)
 	}
 	c.podLister, c.podsSynced = podInformer.Lister(), podInformer.Informer().HasSynced
@@ -140,24 +137,4 @@ func (c *Controller) enqueue(obj interface{}) {
 		return
 	}
 	c.queue.Add(key)
-}
-
-// podChanged queues the Services whose selector matches the pod.
-func (c *Controller) podChanged(obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	svcs, err := c.serviceLister.Services(pod.Namespace).List(labels.Everything())
-	if err != nil {
-		return
-	}
-	for _, svc := range svcs {
-		if svc.Spec.Selector != nil && labels.SelectorFromValidatedSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) {
-			c.queue.Add(svc.Namespace + "/" + svc.Name)
-		}
-	}
 }

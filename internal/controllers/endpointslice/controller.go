@@ -102,11 +102,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	c.serviceLister, c.servicesSynced = svcInformer.Lister(), svcInformer.Informer().HasSynced
 
 	podInformer := cc.Informers.Core().V1().Pods()
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { c.podChanged(nil, obj) },
-		UpdateFunc: c.podChanged,
-		DeleteFunc: func(obj interface{}) { c.podChanged(nil, obj) },
-	}); err != nil {
+	if _, err := podInformer.Informer().AddEventHandler(PodHandler(svcInformer.Lister(), func(key string) { c.queue.Add(key) })); err != nil {
 		return nil, fmt.Errorf("endpointslice controller: watch pods: %w", err)
 	}
 	c.podLister, c.podsSynced = podInformer.Lister(), podInformer.Informer().HasSynced
@@ -152,28 +148,39 @@ func (c *Controller) enqueueService(obj interface{}) {
 	c.queue.Add(key)
 }
 
-// podChanged queues the Services selecting the pod, before and after the
-// change, when the change matters to an endpoint.
-func (c *Controller) podChanged(oldObj, obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
+// PodHandler queues, through add, the key of every Service whose
+// selector matches a pod that was added or deleted, or whose update can
+// change its endpoint (and, when its labels changed, of the Services that
+// selected it before). The endpoints and endpointslice controllers share
+// it.
+func PodHandler(services corelisters.ServiceLister, add func(key string)) cache.ResourceEventHandlerFuncs {
+	changed := func(oldObj, obj interface{}) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		old, _ := oldObj.(*corev1.Pod)
+		if old != nil && !endpointChanged(old, pod) {
+			return
+		}
+		queueSelecting(services, add, pod)
+		if old != nil && !reflect.DeepEqual(old.Labels, pod.Labels) {
+			queueSelecting(services, add, old)
+		}
 	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	old, _ := oldObj.(*corev1.Pod)
-	if old != nil && !endpointChanged(old, pod) {
-		return
-	}
-	c.enqueueSelecting(pod)
-	if old != nil && !reflect.DeepEqual(old.Labels, pod.Labels) {
-		c.enqueueSelecting(old)
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { changed(nil, obj) },
+		UpdateFunc: changed,
+		DeleteFunc: func(obj interface{}) { changed(nil, obj) },
 	}
 }
 
-func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
-	svcs, err := c.serviceLister.Services(pod.Namespace).List(labels.Everything())
+// queueSelecting adds the key of every Service selecting pod.
+func queueSelecting(services corelisters.ServiceLister, add func(key string), pod *corev1.Pod) {
+	svcs, err := services.Services(pod.Namespace).List(labels.Everything())
 	if err != nil {
 		return
 	}
@@ -182,7 +189,7 @@ func (c *Controller) enqueueSelecting(pod *corev1.Pod) {
 			continue
 		}
 		if labels.SelectorFromValidatedSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) {
-			c.queue.Add(svc.Namespace + "/" + svc.Name)
+			add(svc.Namespace + "/" + svc.Name)
 		}
 	}
 }
