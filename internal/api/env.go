@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -61,8 +62,8 @@ func (e serverEnv) TokenIssuer() auth.TokenIssuer { return e.s.cfg.TokenIssuer }
 // admission of a create through a subresource.
 func (e serverEnv) Admit(ctx context.Context, gvr schema.GroupVersionResource, ns, name, sub string, obj runtime.Object, dryRun bool) error {
 	gvks, _, err := Scheme.ObjectKinds(obj)
-	if err != nil || len(gvks) == 0 {
-		return err
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("admit %s/%s of %s %s/%s: %w", gvr.Resource, sub, gvr.Resource, ns, name, err))
 	}
 	attrs := &admission.Attributes{
 		Operation: admission.Create, Kind: gvks[0], Resource: gvr, Subresource: sub,

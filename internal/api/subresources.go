@@ -19,7 +19,11 @@ import (
 func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
 	switch {
 	case info.Subresource == "status" && h.res.HasStatus:
-		h.serveWritableView(w, r, info, metav1.Verbs{"get", "patch", "update"})
+		if !slices.Contains(statusVerbs, info.Verb) {
+			h.subresourceMethodNotSupported(w, r, info)
+			return
+		}
+		h.serveWritableView(w, r, info)
 		return
 	case info.Subresource == "scale" && h.res.HasScale:
 		h.serveScale(w, r, info)
@@ -34,12 +38,12 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 	// through a proxy has no verb, as in kube, and only who may do
 	// anything may send it).
 	if !slices.Contains(sr.Verbs, info.Verb) && (info.Verb != "" || sr.Connect == nil) {
-		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + sr.Name}, r.Method))
+		h.subresourceMethodNotSupported(w, r, info)
 		return
 	}
 	switch {
 	case sr.Update != nil:
-		h.serveWritableView(w, r, info, sr.Verbs)
+		h.serveWritableView(w, r, info)
 	case sr.Create != nil:
 		h.serveSubresourceCreate(w, r, info, sr)
 	case sr.Connect != nil:
@@ -51,14 +55,16 @@ func (h *resourceHandler) serveSubresource(w http.ResponseWriter, r *http.Reques
 	}
 }
 
-// serveWritableView serves a subresource that is a view of the object:
-// status, or one with an update strategy (pods/ephemeralcontainers,
-// namespaces/finalize).
-func (h *resourceHandler) serveWritableView(w http.ResponseWriter, r *http.Request, info *RequestInfo, verbs metav1.Verbs) {
-	if !slices.Contains(verbs, info.Verb) {
-		writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + info.Subresource}, r.Method))
-		return
-	}
+// subresourceMethodNotSupported is kube's 405 for a verb the subresource
+// does not serve.
+func (h *resourceHandler) subresourceMethodNotSupported(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	writeError(w, r, apierrors.NewMethodNotSupported(schema.GroupResource{Group: h.res.GroupVersion.Group, Resource: h.res.Name + "/" + info.Subresource}, r.Method))
+}
+
+// serveWritableView serves a subresource that is a view of the object
+// (status, or one with an update strategy: pods/ephemeralcontainers,
+// pods/resize, namespaces/finalize), once its verb is known to be served.
+func (h *resourceHandler) serveWritableView(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
 	switch info.Verb {
 	case "get":
 		h.serveGet(w, r, info)

@@ -119,7 +119,7 @@ func bindToken(ctx context.Context, env Env, spec *auth.TokenSpec, ns string, re
 	)
 	switch {
 	case gvk.Group == "" && gvk.Kind == "Pod":
-		if obj, err = getObject(ctx, env, podsGR, ns, ref.Name); err != nil {
+		if obj, err = getObject(ctx, env, podsResource, ns, ref.Name); err != nil {
 			return err
 		}
 		pod := obj.(*corev1.Pod)
@@ -128,7 +128,7 @@ func bindToken(ctx context.Context, env Env, spec *auth.TokenSpec, ns string, re
 		}
 		spec.Pod, uid = pod, pod.UID
 		if pod.Spec.NodeName != "" {
-			if n, err := getObject(ctx, env, nodesGR, "", pod.Spec.NodeName); err == nil {
+			if n, err := getObject(ctx, env, nodesResource, "", pod.Spec.NodeName); err == nil {
 				spec.Node = n.(*corev1.Node)
 			}
 		}
@@ -139,7 +139,7 @@ func bindToken(ctx context.Context, env Env, spec *auth.TokenSpec, ns string, re
 		spec.Secret = obj.(*corev1.Secret)
 		uid = spec.Secret.UID
 	case gvk.Group == "" && gvk.Kind == "Node":
-		if obj, err = getObject(ctx, env, nodesGR, "", ref.Name); err != nil {
+		if obj, err = getObject(ctx, env, nodesResource, "", ref.Name); err != nil {
 			return err
 		}
 		spec.Node = obj.(*corev1.Node)
@@ -153,9 +153,6 @@ func bindToken(ctx context.Context, env Env, spec *auth.TokenSpec, ns string, re
 	}
 	return nil
 }
-
-// nodesGR is the nodes resource a token may be bound to.
-var nodesGR = schema.GroupResource{Resource: "nodes"}
 
 // getObject reads an object the server serves; a resource it does not
 // serve has no such object.

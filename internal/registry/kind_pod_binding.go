@@ -37,7 +37,7 @@ func createBinding(ctx context.Context, env Env, ns, name string, obj runtime.Ob
 	if b.Target.Name == "" {
 		return nil, apierrors.NewBadRequest("target.name: Required value")
 	}
-	pods := env.Store(schema.GroupResource{Resource: "pods"})
+	pods := env.Store(podsResource)
 	_, err := pods.Update(ctx, ns, name, "binding", dryRun, func(current runtime.Object) (runtime.Object, error) {
 		pod := current.(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {

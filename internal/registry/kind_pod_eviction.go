@@ -56,10 +56,8 @@ const (
 	messageEvictionByEvictionAPI = "Eviction API: evicting"
 )
 
-var (
-	podsGR = schema.GroupResource{Resource: "pods"}
-	pdbGR  = schema.GroupResource{Group: policyv1.GroupName, Resource: "poddisruptionbudgets"}
-)
+// pdbGR is the resource of the budgets an eviction spends.
+var pdbGR = schema.GroupResource{Group: policyv1.GroupName, Resource: "poddisruptionbudgets"}
 
 // createEviction is pods/eviction. The Eviction must name the pod of the
 // URL (and its namespace, if it names one) before admission sees it; a
@@ -157,7 +155,7 @@ func evicted() *metav1.Status { return &metav1.Status{Status: metav1.StatusSucce
 
 // evict runs one eviction; see the comment at the top of the file.
 func evict(ctx context.Context, env Env, ns, name string, opts *metav1.DeleteOptions) (*metav1.Status, error) {
-	pods := env.Store(podsGR)
+	pods := env.Store(podsResource)
 	var pod *corev1.Pod
 	for attempt := 0; ; attempt++ {
 		obj, err := pods.Get(ctx, ns, name)
