@@ -100,7 +100,9 @@ func (c *objectCodec) encode(obj runtime.Object) ([]byte, error) {
 		return c.custom.encode(obj)
 	}
 	if c.view != nil {
-		obj = c.view.ToStored(obj)
+		stored := c.view.ToStored(obj)
+		c.readBack(obj, stored)
+		obj = stored
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -114,6 +116,21 @@ func (c *objectCodec) encode(obj runtime.Object) ([]byte, error) {
 		return nil, fmt.Errorf("encode %s %s: %w", c.res.Kind, m.GetName(), err)
 	}
 	return buf.Bytes(), nil
+}
+
+// readBack sets a view's object to what its stored form reads back as,
+// keeping its kind: the answer to a write through a view is the stored
+// object converted back, as kube's answers are converted from the
+// storage version (an autoscaling/v1 HPA gets its defaulted CPU target).
+func (c *objectCodec) readBack(obj, stored runtime.Object) {
+	back := reflect.ValueOf(c.view.FromStored(stored))
+	dst := reflect.ValueOf(obj)
+	if back.Type() != dst.Type() || dst.Kind() != reflect.Pointer {
+		return
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	dst.Elem().Set(back.Elem())
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
 }
 
 // statusField returns the addressable Status field of a typed object, or

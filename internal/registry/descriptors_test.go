@@ -48,7 +48,7 @@ func TestDescriptors(t *testing.T) {
 	t.Run("every sample file names a served resource", func(t *testing.T) {
 		served := map[string]bool{}
 		for _, r := range resources {
-			served[r.GroupResource().String()+".yaml"] = true
+			served[sampleKey(r)+".yaml"] = true
 		}
 		files, err := os.ReadDir(samplesDir)
 		if err != nil {
@@ -68,7 +68,7 @@ func TestDescriptors(t *testing.T) {
 	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"namespace", "crd"}})
 	env := newDescriptorEnv(t, srv.RESTConfig)
 	for _, r := range resources {
-		t.Run(r.GroupResource().String(), func(t *testing.T) {
+		t.Run(sampleKey(r), func(t *testing.T) {
 			t.Parallel()
 			s := loadSample(t, r)
 			env.run(t, r, s)
@@ -137,6 +137,22 @@ func skipKnown(t *testing.T, bugs ...string) {
 	}
 }
 
+// sampleKey names a resource's sample file, subtest and label: its group
+// resource, and the version too for a further version of one served at
+// several (horizontalpodautoscalers.autoscaling.v1).
+func sampleKey(r *registry.Resource) string {
+	key := r.GroupResource().String()
+	for _, o := range registry.All() {
+		if o.GroupResource() == r.GroupResource() {
+			if o.GroupVersion != r.GroupVersion {
+				key += "." + r.GroupVersion.Version
+			}
+			break
+		}
+	}
+	return key
+}
+
 // sample is a resource's two test objects, with the status each is given
 // through the status subresource and the table columns the kind defines.
 type sample struct {
@@ -178,7 +194,7 @@ func sampleHeaders(data []byte) map[string]string {
 // subresource writes, and every kind with a status subresource needs one.
 func loadSample(t *testing.T, r *registry.Resource) *sample {
 	t.Helper()
-	file := filepath.Join(samplesDir, r.GroupResource().String()+".yaml")
+	file := filepath.Join(samplesDir, sampleKey(r)+".yaml")
 	data, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("no sample object for the served resource %s: add %s with one valid %s %s", r.GroupResource(), file, r.GroupVersion, r.Kind)
@@ -252,7 +268,7 @@ func loadSample(t *testing.T, r *registry.Resource) *sample {
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[resourceLabel] = r.GroupResource().String()
+		labels[resourceLabel] = sampleKey(r)
 		o.SetLabels(labels)
 	}
 	return s
@@ -331,7 +347,7 @@ func (e *descriptorEnv) run(t *testing.T, r *registry.Resource, s *sample) {
 	}
 	client := e.dc.Resource(r.GroupVersionResource()).Namespace(ns)
 	ctx := e.ctx
-	selector := resourceLabel + "=" + r.GroupResource().String()
+	selector := resourceLabel + "=" + sampleKey(r)
 	nameA, nameB := s.a.GetName(), s.b.GetName()
 
 	var w *eventWatcher

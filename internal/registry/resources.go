@@ -29,6 +29,8 @@ var builtins = []*Resource{
 	// The other core/v1 kinds, in kube's /api/v1 (alphabetical) order.
 	endpoints, podTemplates,
 	deployments, replicaSets, statefulSets, daemonSets, controllerRevisions,
+	// autoscaling: v2 (stored, preferred) before its v1 view.
+	horizontalPodAutoscalers, horizontalPodAutoscalersV1,
 	cronJobs, jobs,
 	endpointSlices,
 	ingressClasses, ingresses, ipAddresses, networkPolicies, serviceCIDRs,

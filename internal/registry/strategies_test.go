@@ -67,6 +67,10 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		"gateway.networking.k8s.io/v1/gateways":                             {true, false, tables.Gateway},
 		"gateway.networking.k8s.io/v1/httproutes":                           {true, false, tables.HTTPRoute},
 		"gateway.networking.k8s.io/v1/referencegrants":                      {true, false, tables.ReferenceGrant},
+
+		// One kind at two versions: v1 shows the stored v2 objects.
+		"autoscaling/v2/horizontalpodautoscalers": {true, false, tables.HorizontalPodAutoscaler},
+		"autoscaling/v1/horizontalpodautoscalers": {true, false, tables.HorizontalPodAutoscaler},
 	}
 	for _, r := range All() {
 		key := r.GroupVersion.String() + "/" + r.Name
