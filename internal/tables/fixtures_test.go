@@ -547,6 +547,7 @@ func goldenCases() []goldenCase {
 		{"statefulset", StatefulSet, statefulSetFixtures()},
 		{"daemonset", DaemonSet, daemonSetFixtures()},
 		{"controllerrevision", ControllerRevision, controllerRevisionFixtures()},
+		{"horizontalpodautoscaler", HorizontalPodAutoscaler, hpaFixtures()},
 		{"job", Job, jobFixtures()},
 		{"cronjob", CronJob, cronJobFixtures()},
 		{"endpointslice", EndpointSlice, endpointSliceFixtures()},
