@@ -16,6 +16,7 @@ import (
 	"minik/internal/controllers/namespace"
 	"minik/internal/controllers/nodelifecycle"
 	"minik/internal/controllers/persistentvolume"
+	"minik/internal/controllers/podautoscaler"
 	"minik/internal/controllers/replicaset"
 	"minik/internal/controllers/resourcequota"
 	"minik/internal/controllers/rootcacertpublisher"
@@ -47,5 +48,6 @@ func Controllers() map[string]controllers.Constructor {
 
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 		persistentvolume.Name:    persistentvolume.New,
+		podautoscaler.Name:       podautoscaler.New,
 	}
 }
