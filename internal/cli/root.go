@@ -64,6 +64,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdAuth(f, streams),
 		NewCmdRun(f, streams),
 		NewCmdExpose(f, streams),
+		NewCmdAutoscale(f, streams),
 		NewCmdReplace(f, streams),
 		NewCmdDiff(f, streams),
 		NewCmdExplain(f, streams),
