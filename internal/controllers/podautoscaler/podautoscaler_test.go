@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -108,7 +109,15 @@ func condition(h *autoscalingv2.HorizontalPodAutoscaler, typ autoscalingv2.Horiz
 func TestHPAScalesOnCPU(t *testing.T) {
 	srv := testserver.StartWith(t, testserver.Options{Nodes: 1, Scheduler: true, Controllers: []string{"deployment", "replicaset"}})
 	cs := srv.Client(t)
-	startController(t, cs, podautoscaler.Config{
+	// The controller runs as minikd runs it, system:kube-controller-manager,
+	// so that the bootstrap RBAC is what lets it read metrics and scales.
+	kcm := rest.CopyConfig(srv.RESTConfig)
+	kcm.Impersonate = rest.ImpersonationConfig{UserName: "system:kube-controller-manager"}
+	ccs, err := kubernetes.NewForConfig(kcm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startController(t, ccs, podautoscaler.Config{
 		SyncPeriod: 200 * time.Millisecond, DownscaleStabilization: time.Second,
 		CPUInitializationPeriod: time.Millisecond, DelayOfInitialReadinessStatus: time.Millisecond,
 	})
