@@ -116,6 +116,10 @@ type Controller struct {
 	recommendations map[string][]timestampedRecommendation
 	scaleUps        map[string][]timestampedScaleEvent
 	scaleDowns      map[string][]timestampedScaleEvent
+	// selectors are the pod selectors of the HPAs' targets last seen, by
+	// namespace and key (kube's hpaSelectorStore), to find pods two HPAs
+	// would scale; an HPA not yet synced selects nothing.
+	selectors map[string]map[string]labels.Selector
 }
 
 type timestampedRecommendation struct {
@@ -166,6 +170,7 @@ func NewWithConfig(cc *controllers.Context, cfg Config) (*Controller, error) {
 		recommendations: map[string][]timestampedRecommendation{},
 		scaleUps:        map[string][]timestampedScaleEvent{},
 		scaleDowns:      map[string][]timestampedScaleEvent{},
+		selectors:       map[string]map[string]labels.Selector{},
 	}
 	if c.clock == nil {
 		c.clock = clock.RealClock{}
@@ -185,7 +190,7 @@ func NewWithConfig(cc *controllers.Context, cfg Config) (*Controller, error) {
 
 	hpaInf := cc.Informers.Autoscaling().V2().HorizontalPodAutoscalers()
 	if _, err := hpaInf.Informer().AddEventHandlerWithResyncPeriod(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueue,
+		AddFunc: c.add,
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(*autoscalingv2.HorizontalPodAutoscaler)
 			n, ok2 := cur.(*autoscalingv2.HorizontalPodAutoscaler)
@@ -199,7 +204,7 @@ func NewWithConfig(cc *controllers.Context, cfg Config) (*Controller, error) {
 				c.queue.AddRateLimited(key)
 			}
 		},
-		DeleteFunc: c.enqueue,
+		DeleteFunc: c.remove,
 	}, cfg.SyncPeriod); err != nil {
 		return nil, fmt.Errorf("hpa controller: watch horizontalpodautoscalers: %w", err)
 	}
@@ -207,6 +212,34 @@ func NewWithConfig(cc *controllers.Context, cfg Config) (*Controller, error) {
 	c.hpas, c.hpasSynced = hpaInf.Lister(), hpaInf.Informer().HasSynced
 	c.pods, c.podsSynced = podInf.Lister(), podInf.Informer().HasSynced
 	return c, nil
+}
+
+// add tracks a new HPA's selector (none yet) and syncs it.
+func (c *Controller) add(obj any) {
+	if h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+		c.mu.Lock()
+		if c.selectors[h.Namespace] == nil {
+			c.selectors[h.Namespace] = map[string]labels.Selector{}
+		}
+		if _, ok := c.selectors[h.Namespace][h.Name]; !ok {
+			c.selectors[h.Namespace][h.Name] = labels.Nothing()
+		}
+		c.mu.Unlock()
+	}
+	c.enqueue(obj)
+}
+
+// remove forgets a deleted HPA's selector; its sync forgets the rest.
+func (c *Controller) remove(obj any) {
+	if h, ok := controllers.Deleted[*autoscalingv2.HorizontalPodAutoscaler](obj); ok {
+		c.mu.Lock()
+		delete(c.selectors[h.Namespace], h.Name)
+		if len(c.selectors[h.Namespace]) == 0 {
+			delete(c.selectors, h.Namespace)
+		}
+		c.mu.Unlock()
+	}
+	c.enqueue(obj)
 }
 
 func (c *Controller) enqueue(obj any) {
@@ -444,8 +477,8 @@ func (c *Controller) computeReplicasForMetrics(ctx context.Context, hpa *autosca
 	return replicas, metric, statuses, firstErr
 }
 
-// parseSelector is kube's validateAndParseSelector, without the check
-// that no other HPA selects the same pods.
+// parseSelector is kube's validateAndParseSelector: the target's
+// selector, which no other HPA's may share pods with.
 func (c *Controller) parseSelector(hpa *autoscalingv2.HorizontalPodAutoscaler, selector string) (labels.Selector, error) {
 	if selector == "" {
 		c.recorder.Event(hpa, corev1.EventTypeWarning, "SelectorRequired", errNoSelector.Error())
@@ -459,7 +492,50 @@ func (c *Controller) parseSelector(hpa *autoscalingv2.HorizontalPodAutoscaler, s
 		c.setCondition(hpa, autoscalingv2.ScalingActive, corev1.ConditionFalse, "InvalidSelector", "%s", msg)
 		return nil, errors.New(msg)
 	}
+	c.mu.Lock()
+	_, tracked := c.selectors[hpa.Namespace][hpa.Name]
+	if tracked {
+		c.selectors[hpa.Namespace][hpa.Name] = parsed
+	}
+	c.mu.Unlock()
+	if !tracked {
+		return nil, fmt.Errorf("HPA %s/%s was deleted during reconciliation", hpa.Namespace, hpa.Name)
+	}
+	pods, err := c.pods.Pods(hpa.Namespace).List(parsed)
+	if err != nil {
+		return nil, err
+	}
+	if selecting := c.hpasMatching(hpa.Namespace, pods, 2); len(selecting) > 1 {
+		msg := fmt.Sprintf("pods by selector %v are controlled by more than one HPA (e.g. %v)", selector, selecting)
+		c.recorder.Event(hpa, corev1.EventTypeWarning, "AmbiguousSelector", msg)
+		c.setCondition(hpa, autoscalingv2.ScalingActive, corev1.ConditionFalse, "AmbiguousSelector", "%s", msg)
+		return nil, errors.New(msg)
+	}
 	return parsed, nil
+}
+
+// hpasMatching is kube's HPAsMatchingPods: up to limit HPAs of the
+// namespace whose last selector matches one of the pods, as
+// "namespace/name".
+func (c *Controller) hpasMatching(ns string, pods []*corev1.Pod, limit int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, pod := range pods {
+		set := labels.Set(pod.Labels)
+		for name, sel := range c.selectors[ns] {
+			if seen[name] || !sel.Matches(set) {
+				continue
+			}
+			seen[name] = true
+			out = append(out, ns+"/"+name)
+			if len(out) >= limit {
+				return out
+			}
+		}
+	}
+	return out
 }
 
 // computeReplicasForMetric is one metric's proposal and status.

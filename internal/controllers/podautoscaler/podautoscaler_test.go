@@ -182,6 +182,19 @@ func TestHPAScalesOnCPU(t *testing.T) {
 		})
 	})
 
+	t.Run("two HPAs over the same pods are refused", func(t *testing.T) {
+		second := hpa("busy", 1, 5, 50)
+		second.Name = "busy-again"
+		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, second, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ctrltest.Wait(t, "ScalingActive False AmbiguousSelector", func() bool {
+			h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "busy-again", metav1.GetOptions{})
+			return err == nil && strings.HasPrefix(condition(h, autoscalingv2.ScalingActive),
+				"False AmbiguousSelector: pods by selector app=busy are controlled by more than one HPA (e.g. [")
+		})
+	})
+
 	t.Run("a target without a scale is reported", func(t *testing.T) {
 		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa("missing", 1, 3, 50), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
