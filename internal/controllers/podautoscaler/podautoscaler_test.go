@@ -182,6 +182,26 @@ func TestHPAScalesOnCPU(t *testing.T) {
 		})
 	})
 
+	t.Run("pods without CPU requests have no utilization", func(t *testing.T) {
+		d := deployment("norequests", "*=cpu:50m")
+		d.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+		if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Create(ctx, hpa("norequests", 1, 3, 50), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		const want = "False FailedGetResourceMetric: the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container web of Pod norequests-"
+		ctrltest.Wait(t, "ScalingActive "+want, func() bool {
+			h, err := cs.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, "norequests", metav1.GetOptions{})
+			return err == nil && strings.HasPrefix(condition(h, autoscalingv2.ScalingActive), want)
+		})
+		ctrltest.Wait(t, "a FailedGetResourceMetric event", func() bool {
+			evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{"involvedObject.name": "norequests", "reason": "FailedGetResourceMetric"}.String()})
+			return err == nil && len(evs.Items) > 0 && evs.Items[0].Type == corev1.EventTypeWarning
+		})
+	})
+
 	t.Run("two HPAs over the same pods are refused", func(t *testing.T) {
 		second := hpa("busy", 1, 5, 50)
 		second.Name = "busy-again"
