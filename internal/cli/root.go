@@ -77,7 +77,19 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdTop(f, streams),
 		NewCmdJourney(f, streams),
 	)
+	flagWarningsToErrOut(cmd, streams.ErrOut)
 	return cmd
+}
+
+// flagWarningsToErrOut sends the flag parser's warnings ("Flag --cpu-percent
+// has been deprecated, …") of cmd and its subcommands to errOut, as
+// kubectl's go to stderr: cobra prints them to a command's out, which
+// minikctl sets to stdout.
+func flagWarningsToErrOut(cmd *cobra.Command, errOut io.Writer) {
+	cmd.Flags().SetOutput(errOut)
+	for _, sub := range cmd.Commands() {
+		flagWarningsToErrOut(sub, errOut)
+	}
 }
 
 // subcommandRun is the run of a command that only groups subcommands, as
