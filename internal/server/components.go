@@ -314,6 +314,7 @@ func (s *Server) nodes() (func(context.Context) error, error) {
 		ImagePolicy: policy,
 		Timing:      timing,
 		KubeletPort: s.cfg.KubeletPort,
+		FirstBlock:  s.cfg.NodeFirstBlock,
 		AdminConfig: s.adminConfig,
 		// The kubelet's --cluster-dns, --cluster-domain, --resolv-conf.
 		ClusterDNS:    []string{s.dnsIP.String()},

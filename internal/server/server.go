@@ -115,6 +115,9 @@ type Config struct {
 	// Nodes is how many simulated nodes run (minik-node-1 …); zero runs
 	// none. minikd's --nodes defaults to 3.
 	Nodes int
+	// NodeFirstBlock is the address block the nodes' search for free
+	// blocks starts from (nodeagent.Config.FirstBlock); zero means 1.
+	NodeFirstBlock int
 	// NodeConfig is a file of Node templates the nodes take their labels,
 	// taints, capacity and nodeInfo from (see nodeagent.LoadNodeTemplates).
 	NodeConfig string
