@@ -34,7 +34,8 @@ func init() {
 		"grep": uGrep, "wc": uWc, "head": uHead, "tail": uTail, "uname": uUname, "whoami": uWhoami, "id": uID,
 		"basename": uBasename, "dirname": uDirname, "wget": uWget, "curl": uCurl, "nc": uNc, "kill": uKill,
 		"yes": uYes, "which": uWhich, "ps": uPs, "tar": uTar, "nslookup": uNslookup, "getent": uGetent,
-		"sh": sh, "bash": sh, "ash": sh, "dash": sh,
+		"awk": uAwk,
+		"sh":  sh, "bash": sh, "ash": sh, "dash": sh,
 		// The shell's builtins exist as executables too (env true, xargs
 		// echo, /bin/echo).
 		"true":  func(*call, []string) (int, error) { return 0, nil },
@@ -460,15 +461,20 @@ func uWc(c *call, argv []string) (int, error) {
 	in, code := c.inputs("wc", files)
 	data := readAll(in)
 	lines, words := bytes.Count(data, []byte("\n")), len(strings.Fields(string(data)))
+	// A file's counts are followed by its name, as busybox prints them.
+	name := ""
+	if len(files) == 1 && files[0] != "-" {
+		name = " " + files[0]
+	}
 	switch mode {
 	case "-l":
-		fmt.Fprintln(c.stdout, lines)
+		fmt.Fprintf(c.stdout, "%d%s\n", lines, name)
 	case "-w":
-		fmt.Fprintln(c.stdout, words)
+		fmt.Fprintf(c.stdout, "%d%s\n", words, name)
 	case "-c":
-		fmt.Fprintln(c.stdout, len(data))
+		fmt.Fprintf(c.stdout, "%d%s\n", len(data), name)
 	default:
-		fmt.Fprintf(c.stdout, "%7d %7d %7d\n", lines, words, len(data))
+		fmt.Fprintf(c.stdout, "%7d %7d %7d%s\n", lines, words, len(data), name)
 	}
 	return code, nil
 }
