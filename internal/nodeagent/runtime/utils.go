@@ -3,11 +3,14 @@ package runtime
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -651,7 +654,7 @@ func uPs(c *call, _ []string) (int, error) {
 // (resolve.go).
 
 // httpGet fetches a URL for wget and curl.
-func (c *call) httpGet(tool, rawURL string, header http.Header) (*http.Response, []byte, error) {
+func (c *call) httpGet(tool, rawURL string, header http.Header, timeout time.Duration) (*http.Response, []byte, error) {
 	if !strings.Contains(rawURL, "://") {
 		rawURL = "http://" + rawURL
 	}
@@ -665,7 +668,10 @@ func (c *call) httpGet(tool, rawURL string, header http.Header) (*http.Response,
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", tool)
 	}
-	ctx, cancel := contextWithTimeout(c.ctx, 30*time.Second)
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := contextWithTimeout(c.ctx, timeout)
 	defer cancel()
 	resp, err := c.p.httpClient().Do(req.WithContext(ctx))
 	if err != nil {
@@ -679,6 +685,7 @@ func (c *call) httpGet(tool, rawURL string, header http.Header) (*http.Response,
 func uWget(c *call, argv []string) (int, error) {
 	quiet, toStdout, spider := false, false, false
 	out, url := "", ""
+	var timeout time.Duration
 	header := http.Header{}
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
@@ -691,10 +698,13 @@ func uWget(c *call, argv []string) (int, error) {
 				header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 			}
 			i++
-		case a == "-T" && i+1 < len(argv), a == "-U" && i+1 < len(argv):
-			if a == "-U" {
-				header.Set("User-Agent", argv[i+1])
+		case a == "-T" && i+1 < len(argv):
+			if n, err := strconv.Atoi(argv[i+1]); err == nil && n > 0 {
+				timeout = time.Duration(n) * time.Second
 			}
+			i++
+		case a == "-U" && i+1 < len(argv):
+			header.Set("User-Agent", argv[i+1])
 			i++
 		case a == "--spider":
 			spider = true
@@ -725,10 +735,14 @@ func uWget(c *call, argv []string) (int, error) {
 	if !quiet {
 		fmt.Fprintf(c.stderr, "Connecting to %s\n", strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://"))
 	}
-	resp, body, err := c.httpGet("Wget", url, header)
+	resp, body, err := c.httpGet("Wget", url, header, timeout)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return 0, errKilled
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+			fmt.Fprintln(c.stderr, "wget: download timed out")
+			return 1, nil
 		}
 		fmt.Fprintf(c.stderr, "wget: %s\n", netErrorText(err, "wget"))
 		return 1, nil
@@ -757,6 +771,7 @@ func uCurl(c *call, argv []string) (int, error) {
 	fail, silent, showErr := false, false, false
 	out, url := "", ""
 	header := http.Header{}
+	var timeout time.Duration
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
 		switch {
@@ -768,7 +783,12 @@ func uCurl(c *call, argv []string) (int, error) {
 				header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 			}
 			i++
-		case (a == "-m" || a == "--max-time" || a == "--connect-timeout" || a == "-w" || a == "-X") && i+1 < len(argv):
+		case (a == "-m" || a == "--max-time" || a == "--connect-timeout") && i+1 < len(argv):
+			if secs, err := strconv.ParseFloat(argv[i+1], 64); err == nil && secs > 0 {
+				timeout = time.Duration(secs * float64(time.Second))
+			}
+			i++
+		case (a == "-w" || a == "-X") && i+1 < len(argv):
 			i++
 		case strings.HasPrefix(a, "--"):
 			fail = fail || a == "--fail"
@@ -787,10 +807,17 @@ func uCurl(c *call, argv []string) (int, error) {
 		return 2, nil
 	}
 	loud := !silent || showErr
-	resp, body, err := c.httpGet("curl/8.5.0", url, header)
+	start := time.Now()
+	resp, body, err := c.httpGet("curl/8.5.0", url, header, timeout)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return 0, errKilled
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+			if loud {
+				fmt.Fprintf(c.stderr, "curl: (28) Connection timed out after %d milliseconds\n", time.Since(start).Milliseconds())
+			}
+			return 28, nil
 		}
 		var nf *notFoundErr
 		if asNotFound(err, &nf) {
