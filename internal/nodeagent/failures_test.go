@@ -2,8 +2,10 @@ package nodeagent_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -143,6 +145,19 @@ func TestFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitPod(t, cs, "default", "subpath-missing", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+		// tail -f /dev/null keeps running (the conformance spec deletes
+		// the pod while it runs).
+		waitFor(t, 10*time.Second, "the container to have run a while", func(ctx context.Context) (bool, error) {
+			p, err := cs.CoreV1().Pods("default").Get(ctx, "subpath-missing", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			st := containerStatus(p, "app")
+			if st.State.Running == nil {
+				return false, fmt.Errorf("container not running: %+v", st.State)
+			}
+			return time.Since(st.State.Running.StartedAt.Time) > 2*time.Second, nil
+		})
 	})
 
 	t.Run("a missing ConfigMap volume fails the mount until it exists", func(t *testing.T) {

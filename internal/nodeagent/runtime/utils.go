@@ -77,6 +77,9 @@ func (c *call) inputs(tool string, files []string) (io.Reader, int) {
 			}
 			continue
 		}
+		if f == "/dev/null" {
+			continue
+		}
 		data, err := c.p.fs.read(c.abs(f))
 		if err != nil {
 			fmt.Fprintf(c.stderr, "%s: can't open '%s': %v\n", tool, f, err)
@@ -532,6 +535,26 @@ func uHead(c *call, argv []string) (int, error) {
 }
 
 func uTail(c *call, argv []string) (int, error) {
+	// tail -f (-F, --follow) prints what is there, then waits until
+	// killed, as following a file that no one appends to does.
+	follow := false
+	kept := argv[:1:1]
+	for _, a := range argv[1:] {
+		if a == "-f" || a == "-F" || a == "--follow" {
+			follow = true
+			continue
+		}
+		kept = append(kept, a)
+	}
+	code, err := tailOnce(c, kept)
+	if err != nil || !follow {
+		return code, err
+	}
+	return code, c.p.sleep(c, time.Duration(math.MaxInt64))
+}
+
+// tailOnce is tail without -f.
+func tailOnce(c *call, argv []string) (int, error) {
 	// tail -c +N (kubectl cp's resumed copy) and -c N count bytes.
 	for i := 1; i < len(argv); i++ {
 		spec, ok := strings.CutPrefix(argv[i], "-c")
