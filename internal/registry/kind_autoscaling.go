@@ -102,8 +102,8 @@ func defaultHPA(h *autoscalingv2.HorizontalPodAutoscaler) {
 		h.Spec.Metrics = []autoscalingv2.MetricSpec{defaultCPUMetric()}
 	}
 	if b := h.Spec.Behavior; b != nil {
-		b.ScaleUp = HPAScaleUpRules(b.ScaleUp)
-		b.ScaleDown = HPAScaleDownRules(b.ScaleDown)
+		b.ScaleUp = hpaScaleUpRules(b.ScaleUp)
+		b.ScaleDown = hpaScaleDownRules(b.ScaleDown)
 	}
 }
 
@@ -119,10 +119,10 @@ func defaultCPUMetric() autoscalingv2.MetricSpec {
 	}
 }
 
-// HPAScaleUpRules returns rules with kube's scale-up defaults filled in
+// hpaScaleUpRules returns rules with kube's scale-up defaults filled in
 // where unset (kube's GenerateHPAScaleUpRules); nil rules are the
-// defaults. The controller uses it for HPAs without behavior.
-func HPAScaleUpRules(rules *autoscalingv2.HPAScalingRules) *autoscalingv2.HPAScalingRules {
+// defaults.
+func hpaScaleUpRules(rules *autoscalingv2.HPAScalingRules) *autoscalingv2.HPAScalingRules {
 	sel := autoscalingv2.MaxChangePolicySelect
 	return mergeScalingRules(rules, &autoscalingv2.HPAScalingRules{
 		StabilizationWindowSeconds: new(int32(0)),
@@ -134,10 +134,10 @@ func HPAScaleUpRules(rules *autoscalingv2.HPAScalingRules) *autoscalingv2.HPASca
 	})
 }
 
-// HPAScaleDownRules is HPAScaleUpRules for scale-down (kube's
+// hpaScaleDownRules is hpaScaleUpRules for scale-down (kube's
 // GenerateHPAScaleDownRules); the stabilization window stays unset,
 // meaning the controller's default.
-func HPAScaleDownRules(rules *autoscalingv2.HPAScalingRules) *autoscalingv2.HPAScalingRules {
+func hpaScaleDownRules(rules *autoscalingv2.HPAScalingRules) *autoscalingv2.HPAScalingRules {
 	sel := autoscalingv2.MaxChangePolicySelect
 	return mergeScalingRules(rules, &autoscalingv2.HPAScalingRules{
 		SelectPolicy: &sel,
