@@ -13,6 +13,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -99,6 +100,13 @@ func TestClientCertificateFromACSRAuthenticates(t *testing.T) {
 	admin := srv.Client(t)
 	grant(ctx, t, admin, "alice", csrRule)
 	alice := as(t, srv, "alice")
+	// The RBAC change reaches the authorizer's cache.
+	ctrltest.Wait(t, "alice's role", func() bool {
+		r, err := alice.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "certificates.k8s.io", Resource: "certificatesigningrequests", Subresource: "approval", Verb: "update"},
+		}}, metav1.CreateOptions{})
+		return err == nil && r.Status.Allowed
+	})
 
 	req, key := newRequest(t, "carol", "qa", "dev")
 	created, err := alice.CertificatesV1().CertificateSigningRequests().Create(ctx, clientCSR("carol", req), metav1.CreateOptions{})
@@ -182,6 +190,12 @@ func TestSubjectRestrictionAndSignerChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		node := as(t, srv, "system:node:n1", "system:nodes")
+		ctrltest.Wait(t, "the node's role", func() bool {
+			r, err := node.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "certificates.k8s.io", Resource: "certificatesigningrequests", Subresource: "selfnodeclient", Verb: "create"},
+			}}, metav1.CreateOptions{})
+			return err == nil && r.Status.Allowed
+		})
 		req, _ := newRequest(t, "system:node:n1", "system:nodes")
 		csr := &certificatesv1.CertificateSigningRequest{
 			ObjectMeta: metav1.ObjectMeta{Name: "node-n1"},
