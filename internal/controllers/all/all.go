@@ -49,8 +49,9 @@ func Controllers() map[string]controllers.Constructor {
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 		persistentvolume.Name:    persistentvolume.New,
 
-		certificates.ApprovingName: certificates.NewApproving,
-		certificates.SigningName:   certificates.NewSigning,
-		certificates.CleanerName:   certificates.NewCleaner,
+		certificates.ApprovingName:  certificates.NewApproving,
+		certificates.SigningName:    certificates.NewSigning,
+		certificates.CleanerName:    certificates.NewCleaner,
+		certificates.PCRCleanerName: certificates.NewPCRCleaner,
 	}
 }

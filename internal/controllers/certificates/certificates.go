@@ -13,7 +13,9 @@
 //     expirationSeconds; a CSR its signer refuses gets a Failed condition;
 //   - csrcleaner deletes CSRs that are done with: issued or denied or
 //     failed for an hour, pending or approved but not issued for a day,
-//     or whose certificate expired.
+//     or whose certificate expired;
+//   - podcertificaterequest-cleaner-controller deletes
+//     PodCertificateRequests fifteen minutes old.
 //
 // They run as the controller manager's identity, whose role includes
 // kube's system:controller:certificate-controller rules (approve and
