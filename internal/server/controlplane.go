@@ -161,6 +161,9 @@ func (s *Server) certificates(addr string) (tls.Certificate, error) {
 	if s.admin, err = s.ca.LoadOrCreateClient(s.pkiDir, "admin", "minik-admin", []string{auth.GroupMasters}); err != nil {
 		return tls.Certificate{}, err
 	}
+	if s.frontProxyCA, s.frontProxyClient, err = pki.LoadOrCreateFrontProxy(s.pkiDir); err != nil {
+		return tls.Certificate{}, err
+	}
 	s.adminConfig = &rest.Config{
 		Host:            "https://" + addr,
 		TLSClientConfig: rest.TLSClientConfig{CAData: s.ca.CertPEM, CertData: s.admin.CertPEM, KeyData: s.admin.KeyPEM},
@@ -321,7 +324,7 @@ func (s *Server) bootstrap(ctx context.Context, ready func()) error {
 // synced, and stops them before the API server stops.
 func (s *Server) runAuthorization(ctx context.Context, ready func()) error {
 	defer s.auth.stop()
-	if err := s.auth.start(ctx, s.adminConfig, s.ca.CertPEM); err != nil {
+	if err := s.auth.start(ctx, s.adminConfig, s.ca.CertPEM, auth.FrontProxyRequestHeader(s.frontProxyCA.CertPEM)); err != nil {
 		return err
 	}
 	return readyUntilDone(ctx, ready)

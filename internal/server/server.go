@@ -245,16 +245,20 @@ type Server struct {
 	// What the parts of Start make for the parts after them: each is set
 	// before its part is ready, and read only by later parts (see
 	// supervise).
-	store     *storage.Store
-	etcdDB    *etcd.Etcd
-	monitor   *storage.WatchMonitor
-	pkiDir    string
-	ca        *pki.CA
-	admin     pki.KeyPair
-	apiAddr   string
-	apiServer *api.Server
-	admission *plugins.Admission
-	auth      *authStack
+	store   *storage.Store
+	etcdDB  *etcd.Etcd
+	monitor *storage.WatchMonitor
+	pkiDir  string
+	ca      *pki.CA
+	admin   pki.KeyPair
+	// frontProxyCA signs frontProxyClient, the certificate minikd
+	// presents to the extension API servers it proxies to.
+	frontProxyCA     *pki.CA
+	frontProxyClient pki.KeyPair
+	apiAddr          string
+	apiServer        *api.Server
+	admission        *plugins.Admission
+	auth             *authStack
 	// adminConfig is the admin's client configuration.
 	adminConfig *rest.Config
 }
