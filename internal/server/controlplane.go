@@ -16,6 +16,7 @@ import (
 
 	"minik/internal/admission"
 	"minik/internal/admission/plugins"
+	"minik/internal/aggregator"
 	"minik/internal/api"
 	"minik/internal/auth"
 	"minik/internal/etcd"
@@ -209,6 +210,11 @@ func (s *Server) newAPIServer() error {
 	// NamespaceLifecycle reads the server's storage, and the RBAC
 	// escalation check and NodeRestriction run after ServiceAccount.
 	chain := &admission.Chain{}
+	frontProxy, err := s.frontProxyClient.TLS()
+	if err != nil {
+		return fmt.Errorf("front-proxy client certificate: %w", err)
+	}
+	s.aggregator = aggregator.New(aggregator.Config{FrontProxy: frontProxy, Logger: s.log.With("component", "aggregator")})
 	s.apiServer, err = api.New(api.Config{
 		Store:          s.store,
 		Resources:      resources,
@@ -220,6 +226,7 @@ func (s *Server) newAPIServer() error {
 		Local:          append(append(s.health.Resources(), s.metrics.Resources()...), s.trail.Resources()...),
 		Audit:          s.auth.audit,
 		Trail:          s.trail,
+		Delegator:      s.aggregator,
 		Admission:      chain,
 		Extra:          map[string]http.Handler{"/openapi/": oapi},
 		Version:        version.Info(),
@@ -337,6 +344,30 @@ func (s *Server) runKubernetesService(ctx context.Context, ready func()) error {
 	if err := s.apiServer.StartServices(ctx, s.apiAddr); err != nil {
 		return err
 	}
+	return readyUntilDone(ctx, ready)
+}
+
+// runAggregator keeps the APIServices of what the API server serves and
+// proxies the others' group versions (internal/aggregator), as the API
+// server's loopback client; it is ready once the local APIServices are
+// written.
+func (s *Server) runAggregator(ctx context.Context, ready func()) error {
+	loopback, err := s.ca.LoadOrCreateClient(s.pkiDir, "apiserver-loopback", auth.UserAPIServer, []string{auth.GroupMasters})
+	if err != nil {
+		return fmt.Errorf("loopback credential: %w", err)
+	}
+	rc := &rest.Config{
+		Host:            "https://" + s.apiAddr,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.ca.CertPEM, CertData: loopback.CertPEM, KeyData: loopback.KeyPEM},
+		QPS:             -1,
+	}
+	actx, cancel := context.WithCancel(ctx)
+	done, err := s.aggregator.Run(actx, rc, s.apiServer.ServedGroupVersions())
+	if err != nil {
+		cancel()
+		return err
+	}
+	defer func() { cancel(); <-done }()
 	return readyUntilDone(ctx, ready)
 }
 

@@ -34,6 +34,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"minik/internal/admission/plugins"
+	"minik/internal/aggregator"
 	"minik/internal/api"
 	"minik/internal/clusterdns"
 	"minik/internal/controllers/persistentvolume"
@@ -257,6 +258,7 @@ type Server struct {
 	frontProxyClient pki.KeyPair
 	apiAddr          string
 	apiServer        *api.Server
+	aggregator       *aggregator.Aggregator
 	admission        *plugins.Admission
 	auth             *authStack
 	// adminConfig is the admin's client configuration.
@@ -373,7 +375,8 @@ func (s *Server) RESTConfig() *rest.Config {
 // the data dir's lock and slot, etcd, its watch monitor (the /readyz
 // checks etcd and etcd-watch), the trail's flusher, the API server, the
 // admission plugins' informers, the bootstrap objects, the authorizers'
-// informers, the kubernetes Service, the kubeconfig, /readyz turning 200,
+// informers, the kubernetes Service, the aggregator (APIServices), the
+// kubeconfig, /readyz turning 200,
 // then what runs beside the API as its clients (controller manager,
 // scheduler, metrics-server, nodes, cluster DNS, data plane), and last
 // the line telling how to use the cluster. On stop those clients stop
@@ -392,6 +395,7 @@ func (s *Server) Start(ctx context.Context) error {
 		{name: "bootstrap", start: s.bootstrap},
 		{name: "authorization", start: s.runAuthorization},
 		{name: "kubernetes-service", start: s.runKubernetesService},
+		{name: "aggregator", start: s.runAggregator},
 		{name: "kubeconfig", start: s.writeKubeconfigs},
 		{name: "readyz", start: s.serveReady},
 	}
