@@ -1,6 +1,7 @@
 package aggregator_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -183,7 +184,7 @@ type extension struct {
 	seenCh chan http.Header
 }
 
-func startExtension(t *testing.T, cs kubernetes.Interface) *extension {
+func startExtension(t *testing.T, cs kubernetes.Interface, gv schema.GroupVersion, serverName string) *extension {
 	t.Helper()
 	ctx := context.Background()
 	cm, err := cs.CoreV1().ConfigMaps(auth.AuthenticationConfigMapNamespace).Get(ctx, auth.AuthenticationConfigMapName, metav1.GetOptions{})
@@ -207,7 +208,7 @@ func startExtension(t *testing.T, cs kubernetes.Interface) *extension {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kp, err := ca.LoadOrCreateServing(dir, "wardle", []string{"api.wardle.svc"})
+	kp, err := ca.LoadOrCreateServing(dir, "wardle", []string{serverName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,11 +218,11 @@ func startExtension(t *testing.T, cs kubernetes.Interface) *extension {
 	}
 	ext := &extension{caPEM: ca.CertPEM, seenCh: make(chan http.Header, 100)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/apis/wardle.example.com/v1alpha1", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/apis/"+gv.String(), func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(metav1.APIResourceList{
 			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
-			GroupVersion: "wardle.example.com/v1alpha1",
+			GroupVersion: gv.String(),
 			APIResources: []metav1.APIResource{
 				{Name: "flunders", SingularName: "flunder", Namespaced: true, Kind: "Flunder", Verbs: metav1.Verbs{"get", "list", "watch"}},
 				{Name: "flunders/status", Namespaced: true, Kind: "Flunder", Verbs: metav1.Verbs{"get"}},
@@ -230,14 +231,33 @@ func startExtension(t *testing.T, cs kubernetes.Interface) *extension {
 	})
 	echo := func(r *http.Request) map[string]any {
 		return map[string]any{
-			"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
+			"apiVersion": gv.String(), "kind": "Flunder",
 			"metadata": map[string]any{"name": "echo", "namespace": "wardle", "annotations": map[string]any{
 				"user": r.Header.Get("X-Remote-User"), "groups": strings.Join(r.Header.Values("X-Remote-Group"), ","),
 				"authorization": r.Header.Get("Authorization"), "extra": r.Header.Get("X-Remote-Extra-Scopes"),
 			}},
 		}
 	}
-	mux.HandleFunc("/apis/wardle.example.com/v1alpha1/namespaces/wardle/flunders", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/apis/"+gv.String()+"/namespaces/wardle/flunders/echo/exec", func(w http.ResponseWriter, r *http.Request) {
+		// An upgrade: the connection echoes what it reads.
+		if r.Header.Get("Upgrade") != "minik-echo" {
+			http.Error(w, "upgrade required", http.StatusBadRequest)
+			return
+		}
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: minik-echo\r\n\r\n")
+		_ = rw.Flush()
+		line, err := rw.ReadString('\n')
+		if err == nil {
+			_, _ = rw.WriteString(line)
+			_ = rw.Flush()
+		}
+	})
+	mux.HandleFunc("/apis/"+gv.String()+"/namespaces/wardle/flunders", func(w http.ResponseWriter, r *http.Request) {
 		ext.seenCh <- r.Header.Clone()
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Query().Get("watch") == "true" {
@@ -248,7 +268,7 @@ func startExtension(t *testing.T, cs kubernetes.Interface) *extension {
 			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{
-			"apiVersion": "wardle.example.com/v1alpha1", "kind": "FlunderList", "metadata": map[string]any{"resourceVersion": "1"},
+			"apiVersion": gv.String(), "kind": "FlunderList", "metadata": map[string]any{"resourceVersion": "1"},
 			"items": []any{echo(r)},
 		})
 	})
@@ -278,6 +298,12 @@ func startExtension(t *testing.T, cs kubernetes.Interface) *extension {
 // endpointSlice is Service wardle/api's slice pointing at addr.
 func endpointSlice(t *testing.T, addr string) *discoveryv1.EndpointSlice {
 	t.Helper()
+	return endpointSliceOf(t, "wardle", "api", addr)
+}
+
+// endpointSliceOf is Service namespace/name's slice pointing at addr.
+func endpointSliceOf(t *testing.T, namespace, name, addr string) *discoveryv1.EndpointSlice {
+	t.Helper()
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +311,7 @@ func endpointSlice(t *testing.T, addr string) *discoveryv1.EndpointSlice {
 	p, _ := strconv.Atoi(portStr)
 	ready := true
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: "api-1", Namespace: "wardle", Labels: map[string]string{discoveryv1.LabelServiceName: "api"}},
+		ObjectMeta:  metav1.ObjectMeta{Name: name + "-1", Namespace: namespace, Labels: map[string]string{discoveryv1.LabelServiceName: name}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
 		Ports:       []discoveryv1.EndpointPort{{Name: ptrTo("https"), Port: ptrTo(int32(p))}},
@@ -324,7 +350,7 @@ func TestAggregation(t *testing.T) {
 	ctx := context.Background()
 	cs := srv.Client(t)
 	ac := aggregatorclient.NewForConfigOrDie(srv.RESTConfig).ApiregistrationV1().APIServices()
-	ext := startExtension(t, cs)
+	ext := startExtension(t, cs, schema.GroupVersion{Group: "wardle.example.com", Version: "v1alpha1"}, "api.wardle.svc")
 
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "wardle"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -446,6 +472,36 @@ func TestAggregation(t *testing.T) {
 		}
 	})
 
+	t.Run("an upgrade request passes through", func(t *testing.T) {
+		tc, err := rest.TLSConfigFor(srv.RESTConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc = tc.Clone()
+		tc.NextProtos = []string{"http/1.1"}
+		conn, err := tls.Dial("tcp", srv.Addr, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := conn.SetDeadline(time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET /apis/wardle.example.com/v1alpha1/namespaces/wardle/flunders/echo/exec HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: minik-echo\r\n\r\n", srv.Addr)
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("status %d, want 101", resp.StatusCode)
+		}
+		fmt.Fprint(conn, "ping\n")
+		if line, err := br.ReadString('\n'); err != nil || line != "ping\n" {
+			t.Errorf("echo = %q, %v", line, err)
+		}
+	})
+
 	t.Run("without endpoints the APIService is unavailable and its discovery stale", func(t *testing.T) {
 		if err := cs.DiscoveryV1().EndpointSlices("wardle").Delete(ctx, "api-1", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -522,3 +578,63 @@ func TestAggregation(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestMetricsServerTakesOver checks what a user's metrics-server does to
+// minik's own metrics.k8s.io: its APIService routes the group to its
+// Service while it names one, and minik's local serving comes back when
+// it is deleted.
+func TestMetricsServerTakesOver(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := context.Background()
+	cs := srv.Client(t)
+	ac := aggregatorclient.NewForConfigOrDie(srv.RESTConfig).ApiregistrationV1().APIServices()
+	metrics := schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta1"}
+	ext := startExtension(t, cs, metrics, "metrics-server.kube-system.svc")
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "metrics-server", Namespace: "kube-system"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}},
+	}
+	if _, err := cs.CoreV1().Services("kube-system").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.DiscoveryV1().EndpointSlices("kube-system").Create(ctx, endpointSliceOf(t, "kube-system", "metrics-server", ext.addr), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	resources := func() []string {
+		l, err := cs.Discovery().ServerResourcesForGroupVersion(metrics.String())
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var names []string
+		for _, r := range l.APIResources {
+			names = append(names, r.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	if got := resources(); !slices.Equal(got, []string{"nodes", "pods"}) {
+		t.Fatalf("minik's metrics.k8s.io serves %v", got)
+	}
+	// The chart's APIService, applied over minik's local one.
+	waitFor(t, "the chart's APIService applied", func() (bool, error) {
+		as, err := ac.Get(ctx, "v1beta1.metrics.k8s.io", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		as.Spec.Service = &apiregistrationv1.ServiceReference{Namespace: "kube-system", Name: "metrics-server"}
+		as.Spec.CABundle = ext.caPEM
+		_, err = ac.Update(ctx, as, metav1.UpdateOptions{})
+		return err == nil, err
+	})
+	available(t, ac, "v1beta1.metrics.k8s.io", apiregistrationv1.ConditionTrue, "Passed")
+	waitFor(t, "metrics.k8s.io proxied to the user's metrics-server", func() (bool, error) {
+		return slices.Equal(resources(), []string{"flunders", "flunders/status"}), fmt.Errorf("resources %v", resources())
+	})
+	if err := ac.Delete(ctx, "v1beta1.metrics.k8s.io", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	available(t, ac, "v1beta1.metrics.k8s.io", apiregistrationv1.ConditionTrue, "Local")
+	waitFor(t, "minik's metrics.k8s.io back", func() (bool, error) {
+		return slices.Equal(resources(), []string{"nodes", "pods"}), fmt.Errorf("resources %v", resources())
+	})
+}
