@@ -60,6 +60,9 @@ const (
 	// DefaultDiscoveryTimeout bounds the availability check's discovery
 	// request, a proxied discovery request and the discovery fetch.
 	DefaultDiscoveryTimeout = 5 * time.Second
+	// DefaultResponseHeaderTimeout bounds the wait for an extension's
+	// response headers (kube's request timeout).
+	DefaultResponseHeaderTimeout = 60 * time.Second
 	// DefaultResync is how often each APIService with a Service is checked
 	// again and its discovery read again.
 	DefaultResync = 30 * time.Second
@@ -75,9 +78,9 @@ type Config struct {
 	FrontProxy tls.Certificate
 	// Logger logs; nil means slog.Default().
 	Logger *slog.Logger
-	// DialTimeout, TLSHandshakeTimeout, DiscoveryTimeout and Resync:
-	// zero means kube's (the Default* constants).
-	DialTimeout, TLSHandshakeTimeout, DiscoveryTimeout, Resync time.Duration
+	// DialTimeout, TLSHandshakeTimeout, ResponseHeaderTimeout,
+	// DiscoveryTimeout and Resync: zero means the Default* constants.
+	DialTimeout, TLSHandshakeTimeout, ResponseHeaderTimeout, DiscoveryTimeout, Resync time.Duration
 }
 
 // Aggregator serves APIServices. Build it with New, hand it to the API
@@ -111,6 +114,9 @@ func New(cfg Config) *Aggregator {
 	}
 	if cfg.TLSHandshakeTimeout == 0 {
 		cfg.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
+	}
+	if cfg.ResponseHeaderTimeout == 0 {
+		cfg.ResponseHeaderTimeout = DefaultResponseHeaderTimeout
 	}
 	if cfg.DiscoveryTimeout == 0 {
 		cfg.DiscoveryTimeout = DefaultDiscoveryTimeout

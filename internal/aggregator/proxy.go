@@ -49,9 +49,13 @@ func (a *Aggregator) newTransport(as *apiregistrationv1.APIService, h2 bool) (*h
 		DialContext:         (&net.Dialer{Timeout: a.cfg.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:     tc,
 		TLSHandshakeTimeout: a.cfg.TLSHandshakeTimeout,
-		IdleConnTimeout:     90 * time.Second,
-		MaxIdleConnsPerHost: 25,
-		ForceAttemptHTTP2:   h2,
+		// Beyond kube: an extension that takes a connection and never
+		// answers does not hold a watch (which the request timeout does
+		// not bound) for ever.
+		ResponseHeaderTimeout: a.cfg.ResponseHeaderTimeout,
+		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   25,
+		ForceAttemptHTTP2:     h2,
 	}, nil
 }
 
