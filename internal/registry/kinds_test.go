@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -82,7 +83,7 @@ func TestAllAndCreateOnlyReturnCopiesCallersMayModify(t *testing.T) {
 // its descriptor says must draw no namespace error.
 func TestEveryKindsValidationAgreesWithItsScope(t *testing.T) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}
