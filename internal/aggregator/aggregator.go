@@ -68,6 +68,10 @@ const (
 	DefaultResync = 30 * time.Second
 )
 
+// workers5 is how many APIServices are checked at once, as kube's
+// availability controller's five workers.
+const workers5 = 5
+
 // maxDiscoveryBody bounds an extension's discovery document.
 const maxDiscoveryBody = 8 << 20
 
@@ -230,7 +234,7 @@ func (a *Aggregator) Run(ctx context.Context, rc *rest.Config, served []schema.G
 	}
 	finished := make(chan struct{})
 	var workers sync.WaitGroup
-	for range 2 {
+	for range workers5 {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
@@ -437,8 +441,10 @@ type remote struct {
 	// spec is what the transports were built from.
 	spec apiregistrationv1.APIServiceSpec
 	// transport serves requests (HTTP/2 when the server offers it),
-	// upgrade the upgrade requests (HTTP/1.1).
+	// upgrade the upgrade requests (HTTP/1.1); both nil when they could
+	// not be built (buildErr: a caBundle that does not parse).
 	transport, upgrade *http.Transport
+	buildErr           error
 	available          atomic.Bool
 	handler            *proxyHandler
 	// resources and stale are the last discovery read (under the
@@ -448,27 +454,28 @@ type remote struct {
 }
 
 func (r *remote) close() {
-	r.transport.CloseIdleConnections()
-	r.upgrade.CloseIdleConnections()
+	if r.transport != nil {
+		r.transport.CloseIdleConnections()
+		r.upgrade.CloseIdleConnections()
+	}
 }
 
 // remoteFor returns the remote of an APIService, building its transports
-// again when its spec changed.
+// again when its spec changed; the error is their building's (the remote
+// is served then, answering 500 with it, as kube's proxy does).
 func (a *Aggregator) remoteFor(as *apiregistrationv1.APIService) (*remote, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if r, ok := a.remotes[as.Name]; ok && specEqual(r.spec, as.Spec) {
-		return r, nil
+		return r, r.buildErr
 	}
-	tr, err := a.newTransport(as, true)
-	if err != nil {
-		return nil, err
+	r := &remote{name: as.Name, gv: schema.GroupVersion{Group: as.Spec.Group, Version: as.Spec.Version}, spec: *as.Spec.DeepCopy(), stale: true}
+	if r.transport, r.buildErr = a.newTransport(as, true); r.buildErr == nil {
+		r.upgrade, r.buildErr = a.newTransport(as, false)
 	}
-	up, err := a.newTransport(as, false)
-	if err != nil {
-		return nil, err
+	if r.buildErr != nil {
+		r.transport, r.upgrade = nil, nil
 	}
-	r := &remote{name: as.Name, gv: schema.GroupVersion{Group: as.Spec.Group, Version: as.Spec.Version}, spec: *as.Spec.DeepCopy(), transport: tr, upgrade: up, stale: true}
 	r.handler = &proxyHandler{a: a, r: r}
 	if old, ok := a.remotes[as.Name]; ok {
 		r.available.Store(old.available.Load())
@@ -479,7 +486,7 @@ func (a *Aggregator) remoteFor(as *apiregistrationv1.APIService) (*remote, error
 	}
 	a.remotes[as.Name] = r
 	a.publishLocked()
-	return r, nil
+	return r, r.buildErr
 }
 
 func specEqual(a, b apiregistrationv1.APIServiceSpec) bool {

@@ -75,6 +75,10 @@ func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 		return
 	}
+	if r.buildErr != nil {
+		http.Error(w, r.buildErr.Error(), http.StatusInternalServerError)
+		return
+	}
 	user := auth.UserFrom(req.Context())
 	if user == nil {
 		http.Error(w, "missing user", http.StatusInternalServerError)
@@ -168,7 +172,7 @@ func headerKeyEscape(key string) string {
 // fetchDiscovery reads an available extension's /apis/<group>/<version>
 // as system:kube-aggregator, within the discovery timeout.
 func (a *Aggregator) fetchDiscovery(ctx context.Context, r *remote) ([]metav1.APIResource, error) {
-	if !r.available.Load() {
+	if !r.available.Load() || r.buildErr != nil {
 		return nil, errUnavailable
 	}
 	host, err := a.resolve(r.spec.Service)

@@ -116,3 +116,28 @@ func TestSetIdentityReplacesTheCallersHeaders(t *testing.T) {
 		t.Errorf("headers = %v, want only %v", h, want)
 	}
 }
+
+func TestABadCABundleIsServedAs500(t *testing.T) {
+	a := New(Config{})
+	as := &apiregistrationv1.APIService{
+		ObjectMeta: metav1.ObjectMeta{Name: "v1alpha1.wardle.example.com"},
+		Spec: apiregistrationv1.APIServiceSpec{Group: "wardle.example.com", Version: "v1alpha1", CABundle: []byte("not PEM"),
+			Service: &apiregistrationv1.ServiceReference{Namespace: "wardle", Name: "api"}},
+	}
+	r, err := a.remoteFor(as)
+	if err == nil || r == nil {
+		t.Fatalf("remoteFor = %v, %v; want the remote and its error", r, err)
+	}
+	defer r.close()
+	r.available.Store(true)
+	if d := a.Delegation(); len(d.Versions) != 1 || !d.Versions[0].Stale {
+		t.Errorf("delegation = %+v, want the version, stale", d)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/apis/wardle.example.com/v1alpha1", nil)
+	req = req.WithContext(auth.WithUser(req.Context(), &auth.User{Name: "alice"}))
+	rec := httptest.NewRecorder()
+	r.handler.ServeHTTP(rec, req)
+	if want := "unable to load root certificates: unable to parse bytes as PEM block"; rec.Code != http.StatusInternalServerError || strings.TrimSpace(rec.Body.String()) != want {
+		t.Errorf("answer %d %q, want 500 %q", rec.Code, rec.Body.String(), want)
+	}
+}
