@@ -106,6 +106,10 @@ type Aggregator struct {
 	crds        apiextensionslisters.CustomResourceDefinitionLister
 	queue       workqueue.TypedRateLimitingInterface[string]
 	auto        *autoRegister
+	// started holds auto once Run has set the fields above; completed
+	// is set once every static APIService has been seen Available.
+	started   atomic.Pointer[autoRegister]
+	completed atomic.Bool
 }
 
 // New builds an Aggregator that delegates nothing until it runs.
@@ -227,6 +231,7 @@ func (a *Aggregator) Run(ctx context.Context, rc *rest.Config, served []schema.G
 		stop()
 		return nil, errors.New("aggregator informers did not sync")
 	}
+	a.started.Store(a.auto)
 	a.auto.atStart()
 	if err := a.auto.sync(ctx); err != nil {
 		a.log.Warn("autoregister APIServices", "err", err)
@@ -268,6 +273,32 @@ func tombstone[T any](obj any) (T, bool) {
 	}
 	t, ok := obj.(T)
 	return t, ok
+}
+
+// AutoregisterCompletion is kube-apiserver's autoregister-completion
+// readiness check: ready once every APIService the server registers for
+// its own group versions has been seen Available, and from then on.
+func (a *Aggregator) AutoregisterCompletion(context.Context) error {
+	if a.completed.Load() {
+		return nil
+	}
+	ar := a.started.Load()
+	if ar == nil {
+		return errors.New("missing APIService: the aggregator has not started")
+	}
+	var missing []string
+	for name := range ar.static {
+		as, err := a.apiServices.Get(name)
+		if err != nil || condition(as) == nil || condition(as).Status != apiregistrationv1.ConditionTrue {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("missing APIService: %v", missing)
+	}
+	a.completed.Store(true)
+	return nil
 }
 
 // enqueueFor queues the APIServices naming Service namespace/name.

@@ -100,7 +100,11 @@ func TestLocalAPIServices(t *testing.T) {
 			t.Errorf("%s conditions = %+v, want Available True (Local)", name, c)
 		}
 	}
-	if _, ok := byName["v1.apiregistration.k8s.io"]; ok {
+	body, err := srv.Client(t).Discovery().RESTClient().Get().AbsPath("/readyz/autoregister-completion").DoRaw(ctx)
+	if err != nil || string(body) != "ok" {
+		t.Errorf("/readyz/autoregister-completion = %q, %v; want ok", body, err)
+	}
+		if _, ok := byName["v1.apiregistration.k8s.io"]; ok {
 		t.Error("v1.apiregistration.k8s.io exists; kube's aggregator serves its group without one")
 	}
 	for name, w := range map[string]struct {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"minik/internal/admission"
@@ -234,6 +235,7 @@ func (s *Server) newAPIServer() error {
 		ReadyChecks: []api.ReadyCheck{
 			{Name: "etcd", Check: s.monitor.CheckEtcd},
 			{Name: "etcd-watch", Check: s.monitor.CheckWatch},
+			{Name: "autoregister-completion", Check: s.aggregator.AutoregisterCompletion},
 		},
 
 		ServiceClusterIPRange: s.serviceIPs,
@@ -350,7 +352,7 @@ func (s *Server) runKubernetesService(ctx context.Context, ready func()) error {
 // runAggregator keeps the APIServices of what the API server serves and
 // proxies the others' group versions (internal/aggregator), as the API
 // server's loopback client; it is ready once the local APIServices are
-// written.
+// seen Available (/readyz's autoregister-completion).
 func (s *Server) runAggregator(ctx context.Context, ready func()) error {
 	loopback, err := s.ca.LoadOrCreateClient(s.pkiDir, "apiserver-loopback", auth.UserAPIServer, []string{auth.GroupMasters})
 	if err != nil {
@@ -368,6 +370,16 @@ func (s *Server) runAggregator(ctx context.Context, ready func()) error {
 		return err
 	}
 	defer func() { cancel(); <-done }()
+	// /readyz's autoregister-completion holds before the part is ready;
+	// when a user's change keeps it from holding, /readyz says so (as
+	// kube-apiserver's does) and minikd runs on.
+	wctx, wdone := context.WithTimeout(ctx, 30*time.Second)
+	defer wdone()
+	if err := wait.PollUntilContextCancel(wctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		return s.aggregator.AutoregisterCompletion(ctx) == nil, nil
+	}); err != nil && ctx.Err() == nil {
+		s.log.Warn("aggregator: not every local APIService is available", "err", s.aggregator.AutoregisterCompletion(ctx))
+	}
 	return readyUntilDone(ctx, ready)
 }
 
