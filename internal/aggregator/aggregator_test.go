@@ -104,7 +104,7 @@ func TestLocalAPIServices(t *testing.T) {
 	if err != nil || string(body) != "ok" {
 		t.Errorf("/readyz/autoregister-completion = %q, %v; want ok", body, err)
 	}
-		if _, ok := byName["v1.apiregistration.k8s.io"]; ok {
+	if _, ok := byName["v1.apiregistration.k8s.io"]; ok {
 		t.Error("v1.apiregistration.k8s.io exists; kube's aggregator serves its group without one")
 	}
 	for name, w := range map[string]struct {
