@@ -222,6 +222,10 @@ func startExtension(t *testing.T, cs kubernetes.Interface, gv schema.GroupVersio
 	}
 	ext := &extension{caPEM: ca.CertPEM, seenCh: make(chan http.Header, 100)}
 	mux := http.NewServeMux()
+	mux.HandleFunc("/openapi/v3/apis/"+gv.String(), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"openapi":"3.0.0","info":{"title":"%s","version":"v0"},"paths":{}}`, gv)
+	})
 	mux.HandleFunc("/apis/"+gv.String(), func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(metav1.APIResourceList{
@@ -416,6 +420,30 @@ func TestAggregation(t *testing.T) {
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/wardle.example.com/v1alpha1").DoRaw(ctx)
 		if err != nil || !strings.Contains(string(body), `"flunders"`) {
 			t.Errorf("/apis/wardle.example.com/v1alpha1 was not proxied: %v %s", err, body)
+		}
+	})
+
+	t.Run("OpenAPI v3 lists the group version and serves the extension's document", func(t *testing.T) {
+		rc := cs.Discovery().RESTClient()
+		body, err := rc.Get().AbsPath("/openapi/v3").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idx struct {
+			Paths map[string]struct {
+				ServerRelativeURL string `json:"serverRelativeURL"`
+			} `json:"paths"`
+		}
+		if err := json.Unmarshal(body, &idx); err != nil {
+			t.Fatal(err)
+		}
+		entry, ok := idx.Paths["apis/wardle.example.com/v1alpha1"]
+		if !ok || idx.Paths["apis/apps/v1"].ServerRelativeURL == "" {
+			t.Fatalf("the v3 index lacks the delegated or a built-in version: %s", body)
+		}
+		doc, err := rc.Get().AbsPath(strings.Split(entry.ServerRelativeURL, "?")[0]).DoRaw(ctx)
+		if err != nil || !strings.Contains(string(doc), `"title":"wardle.example.com/v1alpha1"`) {
+			t.Errorf("the extension's document was not served: %v %s", err, doc)
 		}
 	})
 

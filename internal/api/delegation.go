@@ -1,7 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
@@ -192,4 +197,82 @@ func discoveryOfResourceList(gv schema.GroupVersion, resources []metav1.APIResou
 		})
 	}
 	return out
+}
+
+// openAPIV3Prefix is where OpenAPI v3 is served: its index, and a
+// document per group version under apis/<group>/<version>.
+const openAPIV3Prefix = "/openapi/v3"
+
+// withDelegatedOpenAPI serves the OpenAPI v3 of delegated group versions
+// as kube's aggregator does: /openapi/v3/apis/<group>/<version> is the
+// extension's own (proxied), and the index lists it; everything else is
+// next's.
+func (s *Server) withDelegatedOpenAPI(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := s.delegation()
+		if d == nil || len(d.Versions) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := r.URL.Path
+		if rest, ok := strings.CutPrefix(p, openAPIV3Prefix+"/apis/"); ok {
+			if h := d.delegatedHandler("/apis/" + rest); h != nil && len(splitPath(rest)) == 2 {
+				h.ServeHTTP(w, r)
+				return
+			}
+		}
+		if (p != openAPIV3Prefix && p != openAPIV3Prefix+"/") || r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		inner := r.Clone(r.Context())
+		inner.Header.Del("If-None-Match")
+		inner.Header.Del("If-Modified-Since")
+		rec := &bufferedResponse{header: http.Header{}, code: http.StatusOK}
+		next.ServeHTTP(rec, inner)
+		var idx struct {
+			Paths map[string]map[string]string `json:"paths"`
+		}
+		if rec.code != http.StatusOK || json.Unmarshal(rec.body.Bytes(), &idx) != nil || idx.Paths == nil {
+			copyResponse(w, rec)
+			return
+		}
+		for _, v := range d.Versions {
+			key := "apis/" + v.GroupVersion.Group + "/" + v.GroupVersion.Version
+			idx.Paths[key] = map[string]string{"serverRelativeURL": openAPIV3Prefix + "/" + key}
+		}
+		body, err := json.Marshal(idx)
+		if err != nil {
+			copyResponse(w, rec)
+			return
+		}
+		sum := sha256.Sum256(body)
+		etag := strconv.Quote(strings.ToUpper(hex.EncodeToString(sum[:])))
+		w.Header().Set("Etag", etag)
+		w.Header().Set("Content-Type", mediaJSON)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		_, _ = w.Write(body)
+	})
+}
+
+// bufferedResponse keeps a response in memory.
+type bufferedResponse struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header         { return b.header }
+func (b *bufferedResponse) WriteHeader(code int)        { b.code = code }
+func (b *bufferedResponse) Write(p []byte) (int, error) { return b.body.Write(p) }
+
+func copyResponse(w http.ResponseWriter, b *bufferedResponse) {
+	for k, v := range b.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(b.code)
+	_, _ = w.Write(b.body.Bytes())
 }

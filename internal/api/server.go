@@ -279,6 +279,9 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/version", s.serveVersion)
 	s.mux.Handle("/metrics", s.metricsHandler())
 	for prefix, h := range cfg.Extra {
+		if strings.HasPrefix(openAPIV3Prefix, strings.TrimSuffix(prefix, "/")) {
+			h = s.withDelegatedOpenAPI(h)
+		}
 		s.mux.Handle(prefix, h)
 	}
 	s.mux.HandleFunc("/api", s.serveAPI)
