@@ -379,7 +379,8 @@ func (a *Aggregator) forget(name string) {
 	}
 }
 
-// publishLocked stores the delegation of the current remotes, ordered as
+// publishLocked stores the delegation of the current remotes (but the
+// core and apiregistration.k8s.io groups), ordered as
 // kube's aggregator orders discovery: groups by their highest group
 // priority minimum, then name; a group's versions by version priority,
 // then kube's version order.
@@ -387,6 +388,12 @@ func (a *Aggregator) publishLocked() {
 	rs := make([]*remote, 0, len(a.remotes))
 	groupPriority := map[string]int32{}
 	for _, r := range a.remotes {
+		if r.gv.Group == "" || r.gv.Group == aggregatorGroup {
+			// The legacy core group and the aggregator's own are
+			// always served here: an APIService cannot take them over
+			// (nor lock its own API out).
+			continue
+		}
 		rs = append(rs, r)
 		if p := r.spec.GroupPriorityMinimum; p > groupPriority[r.gv.Group] {
 			groupPriority[r.gv.Group] = p
