@@ -68,6 +68,8 @@ const (
 	messageCompletionsReached = "Reached expected number of succeeded pods"
 	messageBackoffLimit       = "Job has reached the specified backoff limit"
 	messageDeadline           = "Job was active longer than specified deadline"
+	messageMaxFailedIndexes   = "Job has exceeded the specified maximal number of failed indexes"
+	messageFailedIndexes      = "Job has failed indexes"
 	reasonJobSuspended        = "JobSuspended"
 	reasonJobResumed          = "JobResumed"
 )

@@ -24,24 +24,6 @@ func isFinishedJob(j *batchv1.Job) bool {
 	return false
 }
 
-// finishingCondition returns the Job's SuccessCriteriaMet or FailureTarget
-// condition: the Job is finishing, its pods terminating.
-func finishingCondition(s *batchv1.JobStatus) *batchv1.JobCondition {
-	for i := range s.Conditions {
-		c := &s.Conditions[i]
-		if (c.Type == batchv1.JobSuccessCriteriaMet || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue {
-			out := *c
-			return &out
-		}
-	}
-	return nil
-}
-
-func newFailureTarget(reason, message string, now time.Time) *batchv1.JobCondition {
-	return &batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
-}
-
 // setCondition sets a condition's status, reason and message and reports
 // whether anything changed. A False condition the Job never had is not
 // added.
@@ -76,15 +58,15 @@ func backoffLimit(j *batchv1.Job) *int32 {
 // pastBackoffLimitOnFailure tells whether the containers of an OnFailure
 // Job's running pods restarted as often as its backoff limit allows: the
 // kubelet restarts them in place, so no pod fails.
-func pastBackoffLimitOnFailure(j *batchv1.Job, pods podSets) bool {
+func pastBackoffLimitOnFailure(j *batchv1.Job, restarts int32) bool {
 	if j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
 		return false
 	}
 	limit := *backoffLimit(j)
 	if limit == 0 {
-		return pods.restarts > 0
+		return restarts > 0
 	}
-	return pods.restarts >= limit
+	return restarts >= limit
 }
 
 func pastActiveDeadline(j *batchv1.Job, s *batchv1.JobStatus, now time.Time) bool {
@@ -94,11 +76,12 @@ func pastActiveDeadline(j *batchv1.Job, s *batchv1.JobStatus, now time.Time) boo
 	return !now.Before(s.StartTime.Add(time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second))
 }
 
-// successCriteriaMet: as many pods succeeded as completions asks; for a
-// work queue (no completions), one succeeded and none still runs.
+// successCriteriaMet: as many pods (indexes) succeeded as completions
+// asks and none still runs; for a work queue (no completions), one
+// succeeded and none still runs.
 func successCriteriaMet(j *batchv1.Job, succeeded, active int32) bool {
 	if j.Spec.Completions != nil {
-		return succeeded >= *j.Spec.Completions
+		return succeeded >= *j.Spec.Completions && active == 0
 	}
 	return succeeded > 0 && active == 0
 }
