@@ -94,6 +94,7 @@ type Controller struct {
 
 	expectations *expectations
 	backoff      *backoffStore
+	written      *writtenStore
 	queue        workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -107,6 +108,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		log:          cc.Logger,
 		expectations: newExpectations(cc.Clock),
 		backoff:      newBackoffStore(),
+		written:      newWrittenStore(),
 		queue:        controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if c.log == nil {
@@ -187,6 +189,7 @@ func (c *Controller) deleteJob(obj interface{}) {
 	}
 	c.expectations.Forget(key)
 	c.backoff.forget(key)
+	c.written.forget(key)
 	c.queue.Add(key)
 	// Its pods may still carry the tracking finalizer: release them.
 	pods, err := c.podLister.Pods(j.Namespace).List(labelsEverything())

@@ -65,6 +65,9 @@ type syncCtx struct {
 	prevSucceededIndexes, succeededIndexes orderedIntervals
 	failedIndexes                          orderedIntervals
 	delayed                                map[int]*corev1.Pod
+	// backoff counts the failures since the last success, these pods
+	// included.
+	backoff backoffRecord
 }
 
 // managedByOther tells whether spec.managedBy hands the Job to another
@@ -117,10 +120,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.expectations.Forget(key)
 		c.backoff.forget(key)
+		c.written.forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("get job %s: %w", key, err)
+	}
+	if c.written.stale(key, cached) {
+		// Our last status write is on its way to the cache, which will
+		// queue the Job again.
+		return nil
 	}
 	if managedByOther(cached) {
 		// Another controller reconciles it.
@@ -175,7 +184,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// The pods that finished since they were last counted.
 	uncountedS := sets.New(uncountedSucceeded(status)...)
 	uncountedF := sets.New(uncountedFailed(status)...)
-	var newSucceeded, newFailed int32
+	var newSucceeded, newFailed []*corev1.Pod
+	var newCountedFailed int32
 	for _, p := range jc.trackedPods {
 		if indexed && !validIndex(job, p) {
 			continue
@@ -183,20 +193,21 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded:
 			if !uncountedS.Has(p.UID) {
-				newSucceeded++
+				newSucceeded = append(newSucceeded, p)
 			}
 		case isPodFailed(p, job):
-			if _, counts, _ := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p); counts && !uncountedF.Has(p.UID) {
-				newFailed++
+			if !uncountedF.Has(p.UID) {
+				newFailed = append(newFailed, p)
+				if _, counts, _ := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p); counts {
+					newCountedFailed++
+				}
 			}
 		}
 	}
-	if newFailed > 0 {
-		// Replacements of these pods back off from now.
-		c.backoff.failed(job, now)
-	}
-	jc.succeeded = status.Succeeded + newSucceeded + int32(uncountedS.Len())
-	jc.failed = status.Failed + newFailed + int32(uncountedF.Len())
+	jc.succeeded = status.Succeeded + int32(len(newSucceeded)+uncountedS.Len())
+	jc.failed = status.Failed + newCountedFailed + int32(uncountedF.Len())
+	// Replacements of failed pods back off.
+	jc.backoff = c.backoff.newRecord(key, newSucceeded, newFailed)
 
 	// Is the Job finishing? In kube's order: a finishing condition it has
 	// already, the pod failure policy, the backoff limit, the active
@@ -243,17 +254,21 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	active := int32(len(jc.active))
 	var manageErr error
 	if finishing != nil {
-		// Finishing: no pod may run on.
-		deleted, deletedReady, err := c.deletePods(ctx, key, job, jc.active, false)
-		manageErr = err
-		if deleted != active || !needsManage {
-			// Pods may remain, or not be in the cache yet: decide again
-			// next time.
+		if !needsManage {
+			// Pods may not be in the cache yet: decide once they are,
+			// deleting them and releasing them in the same sync.
 			finishing = nil
+		} else {
+			// Finishing: no pod may run on.
+			deleted, deletedReady, err := c.deletePods(ctx, key, job, jc.active, false)
+			manageErr = err
+			if deleted != active {
+				finishing = nil
+			}
+			active -= deleted
+			jc.terminating += deleted
+			jc.ready -= deletedReady
 		}
-		active -= deleted
-		jc.terminating += deleted
-		jc.ready -= deletedReady
 	} else {
 		if needsManage && job.DeletionTimestamp == nil {
 			active, manageErr = c.manageJob(ctx, key, jc, now)
@@ -330,6 +345,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return errors.Join(manageErr, err)
 		}
 		status = job.Status.DeepCopy()
+		// The finished pods are recorded: they count for the backoff.
+		c.backoff.update(key, jc.backoff)
 	}
 	rmErr := c.countFinished(ctx, status, jc, release)
 
@@ -600,7 +617,7 @@ func (c *Controller) manageJob(ctx context.Context, key string, jc *syncCtx, now
 		return active, nil
 	}
 	if !hasBackoffLimitPerIndex(job) {
-		if wait := c.backoff.remaining(key, jc.failed, now); wait > 0 {
+		if wait := jc.backoff.remaining(now); wait > 0 {
 			c.queue.AddAfter(key, wait)
 			return active, nil
 		}
@@ -765,5 +782,6 @@ func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job, status 
 	if err != nil {
 		return nil, fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
 	}
+	c.written.wrote(job.Namespace+"/"+job.Name, updated)
 	return updated, nil
 }
