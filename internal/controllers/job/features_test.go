@@ -13,9 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"minik/internal/controllers/ctrltest"
+	"minik/internal/controllers/job"
 )
 
 // slowWait is ctrltest.Wait with room for kube's pod failure backoff
@@ -323,5 +325,47 @@ func TestJobFeatures(t *testing.T) {
 		if pods := jobPods(ctx, t, cs, ns, "elsewhere"); len(pods) != 0 {
 			t.Errorf("%d pods of a job managed elsewhere", len(pods))
 		}
+	})
+
+	t.Run("a job adopts an orphan it selects and releases a pod it no longer selects", func(t *testing.T) {
+		t.Parallel()
+		const ns = "job-adopt"
+		createNamespace(ctx, t, cs, ns)
+		j := newJob("adopt", "sleep 3600")
+		j.Spec.Completions, j.Spec.Parallelism = new(int32(4)), new(int32(2))
+		createJob(ctx, t, cs, ns, j)
+		j = getJob(ctx, t, cs, ns, "adopt")
+		var name string
+		ctrltest.Wait(t, "two pods", func() bool {
+			pods := jobPods(ctx, t, cs, ns, "adopt")
+			if len(pods) == 2 {
+				name = pods[0].Name
+			}
+			return len(pods) == 2
+		})
+		if _, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"ownerReferences":null}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ctrltest.Wait(t, "the pod adopted again", func() bool {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := metav1.GetControllerOf(p)
+			return ref != nil && ref.UID == j.UID && ref.Kind == "Job" && slices.Contains(p.Finalizers, job.TrackingFinalizer)
+		})
+		if _, err := cs.CoreV1().Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"labels":null}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ctrltest.Wait(t, "the pod released", func() bool {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return metav1.GetControllerOf(p) == nil && !slices.Contains(p.Finalizers, job.TrackingFinalizer)
+		})
+		ctrltest.Wait(t, "a replacement pod", func() bool {
+			return len(jobPods(ctx, t, cs, ns, "adopt")) == 2
+		})
 	})
 }

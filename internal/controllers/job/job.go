@@ -26,6 +26,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -215,8 +216,32 @@ func (c *Controller) jobOf(pod *corev1.Pod) (string, bool) {
 	return key, err == nil && j.UID == ref.UID
 }
 
+// orphaned handles a pod without a controller: the Jobs that select it
+// may adopt it; when none will, its tracking finalizer goes.
+func (c *Controller) orphaned(pod *corev1.Pod) {
+	adopter := false
+	jobs, _ := c.jobLister.GetPodJobs(pod)
+	for i := range jobs {
+		j := &jobs[i]
+		if managedByOther(j) {
+			continue
+		}
+		if j.DeletionTimestamp == nil && !isFinishedJob(j) {
+			adopter = true
+		}
+		c.enqueue(j)
+	}
+	if !adopter && hasTrackingFinalizer(pod) {
+		c.queue.Add(orphanPrefix + pod.Namespace + "/" + pod.Name)
+	}
+}
+
 func (c *Controller) addPod(obj interface{}) {
 	pod := obj.(*corev1.Pod)
+	if metav1.GetControllerOfNoCopy(pod) == nil {
+		c.orphaned(pod)
+		return
+	}
 	key, ok := c.jobOf(pod)
 	if key == "" {
 		return
@@ -240,6 +265,19 @@ func (c *Controller) updatePod(oldObj, newObj interface{}) {
 	}
 	if !hasTrackingFinalizer(curPod) {
 		c.expectations.finalizerGoneObserved(curPod.UID)
+	}
+	oldRef, curRef := metav1.GetControllerOfNoCopy(oldPod), metav1.GetControllerOfNoCopy(curPod)
+	if oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
+		// Released: its former Job counts without it.
+		if key, ok := c.jobOf(oldPod); ok {
+			c.queue.Add(key)
+		}
+	}
+	if curRef == nil {
+		if oldRef != nil || !apiequality.Semantic.DeepEqual(oldPod.Labels, curPod.Labels) || hasTrackingFinalizer(curPod) {
+			c.orphaned(curPod)
+		}
+		return
 	}
 	key, ok := c.jobOf(curPod)
 	if key == "" {

@@ -150,12 +150,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.log.Error("job has an invalid selector", "job", key, "err", err)
 		return nil
 	}
-	all, err := c.podLister.Pods(namespace).List(selector)
-	if err != nil {
-		return fmt.Errorf("list pods of job %s: %w", key, err)
-	}
+	// Expectations first: a pod created after the listing then waits
+	// for the next sync.
 	needsManage := c.expectations.Satisfied(key)
-	jc := c.newSyncCtx(job, all)
+	pods, err := c.podsOf(ctx, job, selector)
+	if err != nil {
+		return err
+	}
+	jc := c.newSyncCtx(job, pods)
 	now := c.clock.Now()
 	status := job.Status.DeepCopy()
 	suspended := isSuspended(job)
