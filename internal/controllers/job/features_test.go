@@ -368,4 +368,40 @@ func TestJobFeatures(t *testing.T) {
 			return len(jobPods(ctx, t, cs, ns, "adopt")) == 2
 		})
 	})
+
+	t.Run("with podReplacementPolicy Failed a terminating pod is replaced once it failed", func(t *testing.T) {
+		t.Parallel()
+		const ns = "job-replace-failed"
+		createNamespace(ctx, t, cs, ns)
+		j := newJob("graceful", "_term() { sleep 2; exit 143; }; trap _term TERM; while true; do sleep 1; done")
+		j.Spec.PodReplacementPolicy = new(batchv1.Failed)
+		j.Spec.BackoffLimit = new(int32(1))
+		createJob(ctx, t, cs, ns, j)
+		var name string
+		ctrltest.Wait(t, "the pod running", func() bool {
+			pods := jobPods(ctx, t, cs, ns, "graceful")
+			if len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning {
+				name = pods[0].Name
+				return true
+			}
+			return false
+		})
+		if err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(30))}); err != nil {
+			t.Fatal(err)
+		}
+		ctrltest.Wait(t, "the pod counted as terminating", func() bool {
+			s := getJob(ctx, t, cs, ns, "graceful").Status
+			return s.Terminating != nil && *s.Terminating == 1
+		})
+		if s := getJob(ctx, t, cs, ns, "graceful").Status; s.Active != 0 || s.Failed != 0 {
+			t.Errorf("while the pod terminates: %d active, %d failed, want none", s.Active, s.Failed)
+		}
+		if pods := jobPods(ctx, t, cs, ns, "graceful"); len(pods) != 1 {
+			t.Errorf("%d pods while the first terminates, want no replacement yet", len(pods))
+		}
+		slowWait(t, "the replacement", func() bool {
+			s := getJob(ctx, t, cs, ns, "graceful").Status
+			return s.Active == 1 && s.Failed == 1 && s.Terminating != nil && *s.Terminating == 0
+		})
+	})
 }
