@@ -160,7 +160,8 @@ func validateJobUpdate(j, old *batchv1.Job) field.ErrorList {
 	errs = append(errs, validateImmutable(j.Spec.ManagedBy, old.Spec.ManagedBy, specPath.Child("managedBy"))...)
 	errs = append(errs, validateImmutable(j.Spec.SuccessPolicy, old.Spec.SuccessPolicy, specPath.Child("successPolicy"))...)
 	errs = append(errs, validateJobNameAllowsCompletions(j)...)
-	return append(errs, validateJobStatus(&j.Status, field.NewPath("status"))...)
+	errs = append(errs, validateJobStatus(&j.Status, field.NewPath("status"))...)
+	return append(errs, validateJobStatusTransition(j, old)...)
 }
 
 // validateGeneratedJobSelector checks that a generated selector and the

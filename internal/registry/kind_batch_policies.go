@@ -337,3 +337,174 @@ func validateJobCompletionsUpdate(s, old *batchv1.JobSpec) field.ErrorList {
 	}
 	return nil
 }
+
+func jobConditionTrue(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func jobConditionFalse(j *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionFalse {
+			return true
+		}
+	}
+	return false
+}
+
+func jobFinished(j *batchv1.Job) bool {
+	return jobConditionTrue(j, batchv1.JobComplete) || jobConditionTrue(j, batchv1.JobFailed)
+}
+
+// validateJobStatusTransition is kube's strengthened Job status validation
+// (JobManagedBy, on in v1.37): each rule applies when the fields it checks
+// change, so that a controller's write of other fields is not refused for
+// a state a spec update left behind.
+func validateJobStatusTransition(j, old *batchv1.Job) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("status")
+	s, os := &j.Status, &old.Status
+	indexed := isIndexedJobSpec(&j.Spec)
+	completedChanged := s.CompletedIndexes != os.CompletedIndexes
+	failedIdxChanged := !apiequality.Semantic.DeepEqual(s.FailedIndexes, os.FailedIndexes)
+	finishedChanged := jobFinished(j) != jobFinished(old)
+	completeChanged := jobConditionTrue(j, batchv1.JobComplete) != jobConditionTrue(old, batchv1.JobComplete)
+	failedChanged := jobConditionTrue(j, batchv1.JobFailed) != jobConditionTrue(old, batchv1.JobFailed)
+	failureTargetChanged := jobConditionTrue(j, batchv1.JobFailureTarget) != jobConditionTrue(old, batchv1.JobFailureTarget)
+	successMetChanged := jobConditionTrue(j, batchv1.JobSuccessCriteriaMet) != jobConditionTrue(old, batchv1.JobSuccessCriteriaMet)
+	activeChanged := s.Active != os.Active
+	startChanged := !apiequality.Semantic.DeepEqual(s.StartTime, os.StartTime)
+	completionChanged := !apiequality.Semantic.DeepEqual(s.CompletionTime, os.CompletionTime)
+	uncountedChanged := !apiequality.Semantic.DeepEqual(s.UncountedTerminatedPods, os.UncountedTerminatedPods)
+	readyChanged := !apiequality.Semantic.DeepEqual(s.Ready, os.Ready)
+	terminatingChanged := !apiequality.Semantic.DeepEqual(s.Terminating, os.Terminating)
+	suspendedZero := j.Spec.Suspend != nil && *j.Spec.Suspend && j.Spec.Completions != nil && *j.Spec.Completions == 0
+	resuming := jobConditionTrue(old, batchv1.JobSuspended) && jobConditionFalse(j, batchv1.JobSuspended)
+	finished, complete := jobFinished(j), jobConditionTrue(j, batchv1.JobComplete)
+	successMet, failureTarget := jobConditionTrue(j, batchv1.JobSuccessCriteriaMet), jobConditionTrue(j, batchv1.JobFailureTarget)
+	var completions int32
+	if j.Spec.Completions != nil {
+		completions = *j.Spec.Completions
+	}
+
+	if uncountedChanged && s.UncountedTerminatedPods != nil {
+		seen := sets.New[string]()
+		for _, part := range []struct {
+			name string
+			uids []string
+		}{{"succeeded", uidStrings(s.UncountedTerminatedPods.Succeeded)}, {"failed", uidStrings(s.UncountedTerminatedPods.Failed)}} {
+			for i, uid := range part.uids {
+				ip := p.Child("uncountedTerminatedPods", part.name).Index(i)
+				switch {
+				case uid == "":
+					errs = append(errs, field.Invalid(ip, uid, "must not be empty"))
+				case seen.Has(uid):
+					errs = append(errs, field.Duplicate(ip, uid))
+				default:
+					seen.Insert(uid)
+				}
+			}
+		}
+	}
+	if (completeChanged || failedChanged) && complete && jobConditionTrue(j, batchv1.JobFailed) {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set Complete=True and Failed=true conditions"))
+	}
+	if (completeChanged || failureTargetChanged) && complete && failureTarget {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set Complete=True and FailureTarget=true conditions"))
+	}
+	if (completeChanged || completionChanged) && s.CompletionTime != nil && !complete {
+		errs = append(errs, field.Invalid(p.Child("completionTime"), s.CompletionTime, "cannot set completionTime when there is no Complete=True condition"))
+	}
+	if (completeChanged || completionChanged) && s.CompletionTime == nil && complete {
+		errs = append(errs, field.Required(p.Child("completionTime"), "completionTime is required for Complete jobs"))
+	}
+	if (startChanged || completionChanged) && s.StartTime != nil && s.CompletionTime != nil && s.CompletionTime.Before(s.StartTime) {
+		errs = append(errs, field.Invalid(p.Child("completionTime"), s.CompletionTime, "must be equal to or after `startTime`"))
+	}
+	if (failedChanged || failedIdxChanged) && jobConditionTrue(j, batchv1.JobFailed) && !failureTarget {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set Failed=True condition without the FailureTarget=true condition"))
+	}
+	if (completeChanged || successMetChanged) && complete && !successMet {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set Complete=True condition without the SuccessCriteriaMet=true condition"))
+	}
+	if (finishedChanged || activeChanged) && s.Active > 0 && finished {
+		errs = append(errs, field.Invalid(p.Child("active"), s.Active, "active>0 is invalid for finished job"))
+	}
+	if (finishedChanged || startChanged) && !suspendedZero && s.StartTime == nil && finished {
+		errs = append(errs, field.Required(p.Child("startTime"), "startTime is required for finished job"))
+	}
+	if (finishedChanged || uncountedChanged) && finished && s.UncountedTerminatedPods != nil && len(s.UncountedTerminatedPods.Succeeded)+len(s.UncountedTerminatedPods.Failed) > 0 {
+		errs = append(errs, field.Invalid(p.Child("uncountedTerminatedPods"), s.UncountedTerminatedPods, "must be empty for finished job"))
+	}
+	if completedChanged && j.Spec.Completions != nil {
+		if _, err := validateIndexesFormat(s.CompletedIndexes, completions); err != nil {
+			errs = append(errs, field.Invalid(p.Child("completedIndexes"), s.CompletedIndexes, fmt.Sprintf("error parsing completedIndexes: %s", err.Error())))
+		}
+	}
+	if failedIdxChanged && j.Spec.Completions != nil && j.Spec.BackoffLimitPerIndex != nil && s.FailedIndexes != nil {
+		if _, err := validateIndexesFormat(*s.FailedIndexes, completions); err != nil {
+			errs = append(errs, field.Invalid(p.Child("failedIndexes"), s.FailedIndexes, fmt.Sprintf("error parsing failedIndexes: %s", err.Error())))
+		}
+	}
+	if completedChanged && len(s.CompletedIndexes) != 0 && !indexed {
+		errs = append(errs, field.Invalid(p.Child("completedIndexes"), s.CompletedIndexes, "cannot set non-empty completedIndexes when non-indexed completion mode"))
+	}
+	if failedIdxChanged && j.Spec.BackoffLimitPerIndex == nil && s.FailedIndexes != nil {
+		errs = append(errs, field.Invalid(p.Child("failedIndexes"), *s.FailedIndexes, "cannot set non-null failedIndexes when backoffLimitPerIndex is null"))
+	}
+	if (finishedChanged || terminatingChanged) && s.Terminating != nil && *s.Terminating > 0 && finished {
+		errs = append(errs, field.Invalid(p.Child("terminating"), s.Terminating, "terminating>0 is invalid for finished job"))
+	}
+	if (readyChanged || activeChanged) && s.Ready != nil && *s.Ready > s.Active {
+		errs = append(errs, field.Invalid(p.Child("ready"), *s.Ready, "cannot set more ready pods than active"))
+	}
+	if successMet && jobConditionTrue(j, batchv1.JobFailed) {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set SuccessCriteriaMet=True and Failed=true conditions"))
+	}
+	if successMet && failureTarget {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions"))
+	}
+	if j.Spec.SuccessPolicy != nil && !successMet && complete {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True"))
+	}
+
+	// Transitions.
+	for _, t := range []batchv1.JobConditionType{batchv1.JobFailed, batchv1.JobComplete, batchv1.JobFailureTarget} {
+		if jobConditionTrue(old, t) && !jobConditionTrue(j, t) {
+			errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, fmt.Sprintf("cannot disable the terminal %s=True condition", string(t))))
+		}
+	}
+	if s.Failed < os.Failed {
+		errs = append(errs, field.Invalid(p.Child("failed"), s.Failed, "cannot decrease the failed counter"))
+	}
+	// An Indexed Job scaled down (completions with parallelism) may
+	// count fewer succeeded indexes.
+	if s.Succeeded < os.Succeeded && (!indexed || !apiequality.Semantic.DeepEqual(j.Spec.Completions, j.Spec.Parallelism)) {
+		errs = append(errs, field.Invalid(p.Child("succeeded"), s.Succeeded, "cannot decrease the succeeded counter"))
+	}
+	if s.CompletionTime != nil && os.CompletionTime != nil && !s.CompletionTime.Equal(os.CompletionTime) {
+		errs = append(errs, field.Invalid(p.Child("completionTime"), s.CompletionTime, "field is immutable"))
+	}
+	if startChanged && !resuming && os.StartTime != nil && !(j.Spec.Suspend != nil && *j.Spec.Suspend) {
+		errs = append(errs, field.Invalid(p.Child("startTime"), s.StartTime, "field is immutable for unsuspended job once set"))
+	}
+	if jobConditionTrue(old, batchv1.JobSuccessCriteriaMet) && !successMet {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot disable the SuccessCriteriaMet=True condition"))
+	}
+	if jobConditionTrue(old, batchv1.JobComplete) && !jobConditionTrue(old, batchv1.JobSuccessCriteriaMet) && successMet {
+		errs = append(errs, field.Invalid(p.Child("conditions"), field.OmitValueType{}, "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions"))
+	}
+	return errs
+}
+
+func uidStrings[T ~string](uids []T) []string {
+	out := make([]string, len(uids))
+	for i, u := range uids {
+		out[i] = string(u)
+	}
+	return out
+}

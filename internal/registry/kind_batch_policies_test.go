@@ -2,9 +2,11 @@ package registry
 
 import (
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestValidateJobPolicies(t *testing.T) {
@@ -171,5 +173,52 @@ spec:
 	want := `Job.batch "pi" is invalid: [spec.completions: Invalid value: 3: can only be modified in tandem with spec.parallelism, spec.backoffLimitPerIndex: Invalid value: 2: field is immutable, spec.managedBy: Invalid value: "example.com/other": field is immutable]`
 	if msg := invalid(changed, update(changed, old)); msg != want {
 		t.Errorf("got  %s\nwant %s", msg, want)
+	}
+}
+
+func TestJobStatusTransitions(t *testing.T) {
+	manifest := `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: pi, namespace: default, resourceVersion: "1"}
+spec:
+  completions: 3
+  parallelism: 3
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+`
+	old := decode(t, manifest)
+	if msg := createWithUID(t, old); msg != "" {
+		t.Fatal(msg)
+	}
+	o := old.(*batchv1.Job)
+	o.Status.Failed, o.Status.StartTime = 2, &metav1.Time{Time: time.Unix(1000, 0)}
+
+	j := o.DeepCopy()
+	j.Status.Failed = 1
+	j.Status.CompletedIndexes = "2,1"
+	j.Status.FailedIndexes = new("0")
+	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	j.Status.CompletionTime = &metav1.Time{Time: time.Unix(2000, 0)}
+	want := `Job.batch "pi" is invalid: [status.conditions: Invalid value: cannot set Complete=True condition without the SuccessCriteriaMet=true condition, ` +
+		`status.completedIndexes: Invalid value: "2,1": error parsing completedIndexes: non-increasing order, previous: 2, current: 1, ` +
+		`status.failedIndexes: Invalid value: "0": cannot set non-null failedIndexes when backoffLimitPerIndex is null, ` +
+		`status.failed: Invalid value: 1: cannot decrease the failed counter]`
+	if msg := invalid(j, update(j, o)); msg != want {
+		t.Errorf("got  %s\nwant %s", msg, want)
+	}
+
+	done := o.DeepCopy()
+	done.Status.CompletedIndexes, done.Status.Succeeded = "0-2", 3
+	done.Status.Conditions = []batchv1.JobCondition{
+		{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
+		{Type: batchv1.JobComplete, Status: corev1.ConditionTrue},
+	}
+	done.Status.CompletionTime = &metav1.Time{Time: time.Unix(2000, 0)}
+	if msg := invalid(done, update(done, o)); msg != "" {
+		t.Errorf("completing the job: %s", msg)
 	}
 }
