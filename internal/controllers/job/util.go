@@ -123,11 +123,6 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-func sortNewestFirst(pods []*corev1.Pod) {
-	sort.SliceStable(pods, func(i, j int) bool {
-		return pods[j].CreationTimestamp.Before(&pods[i].CreationTimestamp)
-	})
-}
 
 // backoffRecord is how many pods of a Job failed since one last
 // succeeded, and when the last of them did (kube's backoffRecord).
