@@ -123,7 +123,6 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-
 // backoffRecord is how many pods of a Job failed since one last
 // succeeded, and when the last of them did (kube's backoffRecord).
 type backoffRecord struct {
