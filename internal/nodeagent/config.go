@@ -61,6 +61,9 @@ type Config struct {
 	// of test processes running at once, and pods whose containers
 	// outlive a stopped cluster, do not share addresses.
 	FirstBlock int
+	// Network decides which connections between pods NetworkPolicies let
+	// through (internal/netpol); nil lets every one through.
+	Network runtime.Network
 	// WatchPerNode makes each node watch its own pods (field selector
 	// spec.nodeName=<node>), as kubelets do. By default the pool shares one
 	// watch of all bound pods (nodes may read every pod), which spares the

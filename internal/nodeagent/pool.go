@@ -213,7 +213,8 @@ func (p *Pool) prepare(ctx context.Context) ([]*node, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 		n.rt = runtime.New(runtime.Config{
-			Rules: cfg.Rules, Policy: cfg.ImagePolicy, Clock: cfg.Clock, Speed: cfg.Timing.Speed,
+			Network: cfg.Network,
+			Rules:   cfg.Rules, Policy: cfg.ImagePolicy, Clock: cfg.Clock, Speed: cfg.Timing.Speed,
 			PullLatency: cfg.Timing.PullLatency, PullBandwidth: cfg.Timing.PullBandwidth, ParallelPulls: cfg.Timing.ParallelPulls,
 		})
 		nodes = append(nodes, n)

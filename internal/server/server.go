@@ -40,6 +40,7 @@ import (
 	"minik/internal/etcd"
 	"minik/internal/leaderelect"
 	"minik/internal/metricsapi"
+	"minik/internal/netpol"
 	"minik/internal/nodeagent"
 	"minik/internal/openapi"
 	"minik/internal/pki"
@@ -260,6 +261,9 @@ type Server struct {
 	auth      *authStack
 	// adminConfig is the admin's client configuration.
 	adminConfig *rest.Config
+	// netpol is the network plugin's policy engine, made by the
+	// network-policy part for the nodes and the data plane after it.
+	netpol *netpol.Policies
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests
