@@ -404,4 +404,21 @@ func TestJobFeatures(t *testing.T) {
 			return s.Active == 1 && s.Failed == 1 && s.Terminating != nil && *s.Terminating == 0
 		})
 	})
+
+	t.Run("an Indexed job scaled down in completions and parallelism completes with its lower indexes", func(t *testing.T) {
+		t.Parallel()
+		const ns = "job-elastic"
+		createNamespace(ctx, t, cs, ns)
+		createJob(ctx, t, cs, ns, newIndexedJob("elastic", `[ "$JOB_COMPLETION_INDEX" -lt 2 ] || sleep 3600`, 4, 4))
+		ctrltest.Wait(t, "indexes 0 and 1 succeeded", func() bool {
+			return getJob(ctx, t, cs, ns, "elastic").Status.CompletedIndexes == "0,1"
+		})
+		if _, err := cs.BatchV1().Jobs(ns).Patch(ctx, "elastic", types.MergePatchType, []byte(`{"spec":{"completions":2,"parallelism":2}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		j := waitFor(ctx, t, cs, ns, "elastic", batchv1.JobComplete)
+		if s := j.Status; s.CompletedIndexes != "0,1" || s.Succeeded != 2 || s.Failed != 0 || s.Active != 0 || *s.Terminating != 0 {
+			t.Errorf("status = %+v, want completedIndexes 0,1, 2 succeeded, none failed or left", s)
+		}
+	})
 }
