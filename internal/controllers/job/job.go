@@ -4,7 +4,17 @@
 // conditions (SuccessCriteriaMet then Complete, or FailureTarget then
 // Failed on the backoff limit or the active deadline), as
 // kube-controller-manager's controller of that name does. It also
-// suspends and resumes Jobs.
+// suspends and resumes Jobs, adopts the orphan pods a Job selects, and
+// leaves alone the Jobs whose spec.managedBy names another controller.
+//
+// Indexed Jobs run one pod per completion index (its annotation and
+// label, hostname and JOB_COMPLETION_INDEX), lowest pending index first,
+// and record status.completedIndexes; with backoffLimitPerIndex each
+// index has its own failure count (carried by the replacement pod's
+// annotation) and status.failedIndexes, bounded by maxFailedIndexes. A
+// pod failure policy fails the Job or an index, ignores a failure or
+// counts it, by exit codes or pod conditions; a success policy completes
+// an Indexed Job early.
 //
 // Finished pods are counted with kube's tracking finalizer
 // (batch.kubernetes.io/job-tracking): every pod it creates carries it; a
