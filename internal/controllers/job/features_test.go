@@ -389,13 +389,15 @@ func TestJobFeatures(t *testing.T) {
 		if err := cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(30))}); err != nil {
 			t.Fatal(err)
 		}
+		var s batchv1.JobStatus
 		ctrltest.Wait(t, "the pod counted as terminating", func() bool {
-			s := getJob(ctx, t, cs, ns, "graceful").Status
+			s = getJob(ctx, t, cs, ns, "graceful").Status
 			return s.Terminating != nil && *s.Terminating == 1
 		})
-		if s := getJob(ctx, t, cs, ns, "graceful").Status; s.Active != 0 || s.Failed != 0 {
+		if s.Active != 0 || s.Failed != 0 {
 			t.Errorf("while the pod terminates: %d active, %d failed, want none", s.Active, s.Failed)
 		}
+		// The replacement waits for the failure, then for the backoff.
 		if pods := jobPods(ctx, t, cs, ns, "graceful"); len(pods) != 1 {
 			t.Errorf("%d pods while the first terminates, want no replacement yet", len(pods))
 		}
