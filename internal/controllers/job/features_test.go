@@ -423,4 +423,36 @@ func TestJobFeatures(t *testing.T) {
 			t.Errorf("status = %+v, want completedIndexes 0,1, 2 succeeded, none failed or left", s)
 		}
 	})
+
+	t.Run("suspending a running job deletes its pods uncounted", func(t *testing.T) {
+		t.Parallel()
+		const ns = "job-suspend-running"
+		createNamespace(ctx, t, cs, ns)
+		j := newJob("pause", "sleep 3600")
+		j.Spec.Completions, j.Spec.Parallelism = new(int32(4)), new(int32(2))
+		createJob(ctx, t, cs, ns, j)
+		ctrltest.Wait(t, "two running pods", func() bool {
+			n := 0
+			for _, p := range jobPods(ctx, t, cs, ns, "pause") {
+				if p.Status.Phase == corev1.PodRunning {
+					n++
+				}
+			}
+			return n == 2
+		})
+		if _, err := cs.BatchV1().Jobs(ns).Patch(ctx, "pause", types.MergePatchType, []byte(`{"spec":{"suspend":true}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		j = waitFor(ctx, t, cs, ns, "pause", batchv1.JobSuspended)
+		ctrltest.Wait(t, "the pods gone", func() bool {
+			return len(jobPods(ctx, t, cs, ns, "pause")) == 0
+		})
+		ctrltest.Wait(t, "no pod active or terminating", func() bool {
+			j = getJob(ctx, t, cs, ns, "pause")
+			return j.Status.Active == 0 && j.Status.Terminating != nil && *j.Status.Terminating == 0
+		})
+		if s := j.Status; s.Failed != 0 || s.Succeeded != 0 || s.StartTime != nil {
+			t.Errorf("status of the suspended job = %+v, want nothing counted and no start time", s)
+		}
+	})
 }
