@@ -455,4 +455,56 @@ func TestJobFeatures(t *testing.T) {
 			t.Errorf("status of the suspended job = %+v, want nothing counted and no start time", s)
 		}
 	})
+
+	t.Run("the first matching pod failure policy rule decides: Count before FailJob", func(t *testing.T) {
+		t.Parallel()
+		const ns = "job-count"
+		createNamespace(ctx, t, cs, ns)
+		j := newJob("three", "exit 3")
+		j.Spec.BackoffLimit = new(int32(0))
+		j.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+			Action:      batchv1.PodFailurePolicyActionCount,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{3}},
+		}, {
+			Action:      batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0}},
+		}}}
+		createJob(ctx, t, cs, ns, j)
+		j = waitFor(ctx, t, cs, ns, "three", batchv1.JobFailed)
+		wantConditions(t, j, "BackoffLimitExceeded", "Job has reached the specified backoff limit", batchv1.JobFailureTarget, batchv1.JobFailed)
+		if j.Status.Failed != 1 {
+			t.Errorf("%d failed, want 1", j.Status.Failed)
+		}
+	})
+
+	t.Run("an Indexed job keeps one pod per index", func(t *testing.T) {
+		t.Parallel()
+		const ns = "job-duplicate"
+		createNamespace(ctx, t, cs, ns)
+		createJob(ctx, t, cs, ns, newIndexedJob("dup", "sleep 3600", 1, 1))
+		j := getJob(ctx, t, cs, ns, "dup")
+		ctrltest.Wait(t, "the pod of index 0 running", func() bool {
+			pods := jobPods(ctx, t, cs, ns, "dup")
+			return len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning
+		})
+		// An orphan of the same index, which the Job adopts.
+		orphan := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "dup-0-orphan", Labels: j.Spec.Template.Labels,
+				Annotations: map[string]string{batchv1.JobCompletionIndexAnnotation: "0"}},
+			Spec: *j.Spec.Template.Spec.DeepCopy(),
+		}
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ctrltest.Wait(t, "one pod left for index 0", func() bool {
+			live := 0
+			for _, p := range jobPods(ctx, t, cs, ns, "dup") {
+				if p.DeletionTimestamp == nil {
+					live++
+				}
+			}
+			s := getJob(ctx, t, cs, ns, "dup").Status
+			return live == 1 && s.Active == 1 && s.Failed == 0
+		})
+	})
 }
