@@ -242,7 +242,11 @@ func validateJobSpec(s *batchv1.JobSpec, p *field.Path, withSelector bool) field
 		}
 	}
 	errs = append(errs, validatePodTemplateSpec(&s.Template, p.Child("template"))...)
-	if rp := s.Template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
+	if rp := s.Template.Spec.RestartPolicy; rp == corev1.RestartPolicyAlways || rp == "" {
+		// As kube: Always is what defaulting gives a template without one.
+		errs = append(errs, field.Required(p.Child("template", "spec", "restartPolicy"),
+			fmt.Sprintf("valid values: %q, %q", corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)))
+	} else if rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
 		errs = append(errs, field.NotSupported(p.Child("template", "spec", "restartPolicy"), rp,
 			[]string{string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever)}))
 	} else if s.PodFailurePolicy != nil && rp != corev1.RestartPolicyNever {
