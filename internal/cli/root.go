@@ -76,6 +76,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdDebug(f, streams),
 		NewCmdTop(f, streams),
 		NewCmdJourney(f, streams),
+		NewCmdCertificate(f, streams),
 	)
 	flagWarningsToErrOut(cmd, streams.ErrOut)
 	return cmd

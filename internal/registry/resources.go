@@ -28,10 +28,14 @@ var builtins = []*Resource{
 	resourceQuotas, limitRanges, persistentVolumes, persistentVolumeClaims,
 	// The other core/v1 kinds, in kube's /api/v1 (alphabetical) order.
 	endpoints, podTemplates,
+	// apiregistration.k8s.io first of the groups, as kube-aggregator
+	// lists its own group.
+	apiServices,
 	deployments, replicaSets, statefulSets, daemonSets, controllerRevisions,
 	// autoscaling: v2 (stored, preferred) before its v1 view.
 	horizontalPodAutoscalers, horizontalPodAutoscalersV1,
 	cronJobs, jobs,
+	certificateSigningRequests, clusterTrustBundles, podCertificateRequests,
 	endpointSlices,
 	ingressClasses, ingresses, ipAddresses, networkPolicies, serviceCIDRs,
 	podDisruptionBudgets,
@@ -106,6 +110,10 @@ func (r *Resource) clone() *Resource {
 	if r.StoredAs != nil {
 		v := *r.StoredAs
 		c.StoredAs = &v
+	}
+	if r.Strategy.Status != nil {
+		s := *r.Strategy.Status
+		c.Strategy.Status = &s
 	}
 	if r.Strategy.Table != nil {
 		t := *r.Strategy.Table
