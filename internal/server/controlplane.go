@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"minik/internal/admission"
 	"minik/internal/admission/plugins"
+	"minik/internal/apf"
 	"minik/internal/api"
 	"minik/internal/auth"
 	"minik/internal/etcd"
@@ -313,6 +315,20 @@ func (s *Server) bootstrap(ctx context.Context, ready func()) error {
 		return err
 	}
 	return readyUntilDone(ctx, ready)
+}
+
+// runAPFConfiguration ensures kube's bootstrap API Priority and
+// Fairness configuration (the mandatory and suggested FlowSchemas and
+// PriorityLevelConfigurations) as the admin, as kube-apiserver's config
+// producer does at start, and is ready once it is; then it ensures it
+// again every minute and keeps the FlowSchemas' Dangling conditions.
+func (s *Server) runAPFConfiguration(ctx context.Context, ready func()) error {
+	cs, err := kubernetes.NewForConfig(s.adminConfig)
+	if err != nil {
+		return fmt.Errorf("apf configuration client: %w", err)
+	}
+	s.apf = apf.New(cs, apf.DefaultInterval, s.log.With("component", "apf-configuration"))
+	return s.apf.Run(ctx, ready)
 }
 
 // runAuthorization reconciles the bootstrap RBAC policy, writes the

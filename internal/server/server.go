@@ -34,6 +34,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"minik/internal/admission/plugins"
+	"minik/internal/apf"
 	"minik/internal/api"
 	"minik/internal/clusterdns"
 	"minik/internal/controllers/persistentvolume"
@@ -257,6 +258,8 @@ type Server struct {
 	auth      *authStack
 	// adminConfig is the admin's client configuration.
 	adminConfig *rest.Config
+	// apf keeps the API Priority and Fairness configuration.
+	apf *apf.Maintainer
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests
@@ -386,6 +389,7 @@ func (s *Server) Start(ctx context.Context) error {
 		{name: "apiserver", start: s.serveAPI},
 		{name: "admission", start: s.runAdmission},
 		{name: "bootstrap", start: s.bootstrap},
+		{name: "apf-configuration", start: s.runAPFConfiguration},
 		{name: "authorization", start: s.runAuthorization},
 		{name: "kubernetes-service", start: s.runKubernetesService},
 		{name: "kubeconfig", start: s.writeKubeconfigs},
