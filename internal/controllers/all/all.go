@@ -21,6 +21,7 @@ import (
 	"minik/internal/controllers/rootcacertpublisher"
 	"minik/internal/controllers/serviceaccount"
 	"minik/internal/controllers/statefulset"
+	"minik/internal/controllers/storageversionmigrator"
 	"minik/internal/controllers/tainteviction"
 )
 
@@ -47,5 +48,7 @@ func Controllers() map[string]controllers.Constructor {
 
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 		persistentvolume.Name:    persistentvolume.New,
+
+		storageversionmigrator.Name: storageversionmigrator.New,
 	}
 }
