@@ -3,6 +3,7 @@ package apf_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+	"k8s.io/client-go/rest"
 
 	"minik/internal/apf"
 	"minik/internal/testserver"
@@ -75,6 +77,51 @@ func TestAPFConfiguration(t *testing.T) {
 		for _, fs := range append(bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas...) {
 			want := apf.DanglingCondition(fs.Spec.PriorityLevelConfiguration.Name, true)
 			waitFor(t, "Dangling=False on "+fs.Name, danglingIs(fsc, fs.Name, want))
+		}
+	})
+
+	t.Run("responses name the matched flowschema and priority level", func(t *testing.T) {
+		cases := []struct {
+			name, impersonate, path, fs, pl string
+		}{
+			{"the admin is exempt", "", "/api/v1/namespaces", "exempt", "exempt"},
+			{"a kube-system service account is workload-high", "system:serviceaccount:kube-system:replicaset-controller", "/api/v1/namespaces/default/pods",
+				"kube-system-service-accounts", "workload-high"},
+			{"other users are global-default, refused or not", "alice", "/apis/apps/v1/namespaces/default/deployments", "global-default", "global-default"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				fs, err := fsc.Get(ctx, tc.fs, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pl, err := plc.Get(ctx, tc.pl, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := rest.CopyConfig(srv.RESTConfig)
+				cfg.Impersonate.UserName = tc.impersonate
+				if tc.impersonate != "" {
+					cfg.Impersonate.Groups = []string{"system:authenticated"}
+				}
+				hc, err := rest.HTTPClientFor(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "headers of "+tc.path, func(ctx context.Context) (bool, error) {
+					req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+tc.path, nil)
+					if err != nil {
+						return false, err
+					}
+					resp, err := hc.Do(req)
+					if err != nil {
+						return false, err
+					}
+					_ = resp.Body.Close()
+					gotFS, gotPL := resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID), resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID)
+					return gotFS == string(fs.UID) && gotPL == string(pl.UID), nil
+				})
+			})
 		}
 	})
 

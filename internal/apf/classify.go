@@ -36,9 +36,12 @@ type Request struct {
 // reads a snapshot rebuilt on every informer change, so classifying
 // takes no lock.
 type Classifier struct {
-	fs, pl cache.SharedIndexInformer
+	fs, pl stored
 	snap   atomic.Pointer[classifierSnapshot]
 }
+
+// stored is what the classifier reads of an informer: its store.
+type stored interface{ GetStore() cache.Store }
 
 type classifierSnapshot struct {
 	schemas []*flowcontrolv1.FlowSchema
@@ -152,7 +155,8 @@ func matchesASubject(r *Request, subjects []flowcontrolv1.Subject) bool {
 				continue
 			}
 			if sa.Name == flowcontrolv1.NameAll {
-				if rest, ok := strings.CutPrefix(r.User, serviceaccount.ServiceAccountUsernamePrefix+sa.Namespace); ok && strings.HasPrefix(rest, ":") {
+				rest, ok := strings.CutPrefix(r.User, serviceaccount.ServiceAccountUsernamePrefix)
+				if rest, ok2 := strings.CutPrefix(rest, sa.Namespace); ok && ok2 && strings.HasPrefix(rest, ":") {
 					return true
 				}
 			} else if serviceaccount.MatchesUsername(sa.Namespace, sa.Name, r.User) {

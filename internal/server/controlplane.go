@@ -208,6 +208,13 @@ func (s *Server) newAPIServer() error {
 	// NamespaceLifecycle reads the server's storage, and the RBAC
 	// escalation check and NodeRestriction run after ServiceAccount.
 	chain := &admission.Chain{}
+	// The API Priority and Fairness configuration's keeper, whose
+	// informers the apf-configuration part starts, classifies requests.
+	apfClient, err := kubernetes.NewForConfig(s.adminConfig)
+	if err != nil {
+		return fmt.Errorf("apf configuration client: %w", err)
+	}
+	s.apf = apf.New(apfClient, apf.DefaultInterval, s.log.With("component", "apf-configuration"))
 	s.apiServer, err = api.New(api.Config{
 		Store:          s.store,
 		Resources:      resources,
@@ -236,6 +243,7 @@ func (s *Server) newAPIServer() error {
 		RequestTimeout:              s.cfg.RequestTimeout,
 		NoWatchCache:                s.cfg.NoWatchCache,
 		WatchCacheSizes:             s.cfg.WatchCacheSizes,
+		Classify:                    classifyAPF(s.apf.Classifier),
 	})
 	if err != nil {
 		return err
@@ -323,12 +331,19 @@ func (s *Server) bootstrap(ctx context.Context, ready func()) error {
 // producer does at start, and is ready once it is; then it ensures it
 // again every minute and keeps the FlowSchemas' Dangling conditions.
 func (s *Server) runAPFConfiguration(ctx context.Context, ready func()) error {
-	cs, err := kubernetes.NewForConfig(s.adminConfig)
-	if err != nil {
-		return fmt.Errorf("apf configuration client: %w", err)
-	}
-	s.apf = apf.New(cs, apf.DefaultInterval, s.log.With("component", "apf-configuration"))
 	return s.apf.Run(ctx, ready)
+}
+
+// classifyAPF adapts the APF classifier to the API server's request.
+func classifyAPF(c *apf.Classifier) func(u *auth.User, info *api.RequestInfo) (string, string, bool) {
+	return func(u *auth.User, info *api.RequestInfo) (string, string, bool) {
+		fs, pl, ok := c.Classify(&apf.Request{
+			User: u.Name, Groups: u.Groups, IsResource: info.IsResourceRequest, Verb: info.Verb,
+			APIGroup: info.APIGroup, Resource: info.Resource, Subresource: info.Subresource,
+			Namespace: info.Namespace, Path: info.Path,
+		})
+		return string(fs), string(pl), ok
+	}
 }
 
 // runAuthorization reconciles the bootstrap RBAC policy, writes the
