@@ -1,12 +1,13 @@
 // Package plugins assembles minikd's admission chain: the built-in plugins
 // kube-apiserver enables by default that minik implements, the admission
-// webhooks and ValidatingAdmissionPolicy, in kube's order, and the
-// informers (over a loopback client of the API server) they read.
+// webhooks and the Mutating and ValidatingAdmissionPolicies, in kube's
+// order, and the informers (over a loopback client of the API server)
+// they read.
 //
 // Mutating phase:   NamespaceLifecycle, LimitRanger, ServiceAccount,
 //
 //	Priority, DefaultTolerationSeconds, DefaultStorageClass,
-//	MutatingAdmissionWebhook
+//	MutatingAdmissionPolicy, MutatingAdmissionWebhook
 //
 // Validating phase: NamespaceLifecycle (deletions), LimitRanger,
 //
@@ -40,6 +41,7 @@ import (
 
 	"minik/internal/admission"
 	"minik/internal/admission/cel"
+	"minik/internal/admission/mutatingpolicy"
 	"minik/internal/admission/policy"
 	"minik/internal/admission/quota"
 	"minik/internal/admission/webhook"
@@ -56,6 +58,7 @@ const (
 	Priority                   = "Priority"
 	DefaultTolerationSeconds   = "DefaultTolerationSeconds"
 	DefaultStorageClass        = "DefaultStorageClass"
+	MutatingAdmissionPolicy    = "MutatingAdmissionPolicy"
 	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
 	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
 	ValidatingAdmissionWebhook = "ValidatingAdmissionWebhook"
@@ -65,7 +68,7 @@ const (
 // Names lists the plugins minikd runs, in order.
 func Names() []string {
 	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-		DefaultStorageClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
+		DefaultStorageClass, MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
 }
 
 // immortalNamespaces may not be deleted.
@@ -226,6 +229,20 @@ func (a *Admission) build() error {
 		inf := f.Storage().V1().StorageClasses()
 		a.want(inf.Informer())
 		chain.Mutators = append(chain.Mutators, &admission.DefaultStorageClass{Lister: inf.Lister()})
+	}
+	if a.enabled(MutatingAdmissionPolicy) {
+		pols, binds := reg.MutatingAdmissionPolicies(), reg.MutatingAdmissionPolicyBindings()
+		a.want(pols.Informer())
+		a.want(binds.Informer())
+		p, err := mutatingpolicy.New(mutatingpolicy.Config{
+			Policies: pols.Lister(), Bindings: binds.Lister(), Namespaces: namespaces,
+			Params: a.params, Compiler: compiler, HasSynced: a.HasSynced, Authorizer: a.cfg.Authorizer,
+			Default: a.defaulter(),
+		})
+		if err != nil {
+			return err
+		}
+		chain.Mutators = append(chain.Mutators, p)
 	}
 	var hooks *webhook.Plugins
 	if a.enabled(MutatingAdmissionWebhook) || a.enabled(ValidatingAdmissionWebhook) {

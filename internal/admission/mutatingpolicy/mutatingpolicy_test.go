@@ -1,0 +1,117 @@
+package mutatingpolicy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"minik/internal/testserver"
+)
+
+// timeout bounds each wait on a loaded machine.
+const timeout = 60 * time.Second
+
+func policy(name, ns string, fp admissionregistrationv1.FailurePolicyType, mutations ...admissionregistrationv1.Mutation) *admissionregistrationv1.MutatingAdmissionPolicy {
+	return &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy:      &fp,
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				}}},
+			},
+			Mutations: mutations,
+		},
+	}
+}
+
+func bind(t *testing.T, cs kubernetes.Interface, pol *admissionregistrationv1.MutatingAdmissionPolicy) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicies().Create(ctx, pol, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b := &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: pol.Name + "-binding"},
+		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: pol.Name},
+	}
+	if _, err := cs.AdmissionregistrationV1().MutatingAdmissionPolicyBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMutatingAdmissionPolicy(t *testing.T) {
+	srv := testserver.Start(t)
+	cs := srv.Client(t)
+	ctx := context.Background()
+	for _, ns := range []string{"mutated", "refused"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("a policy labels and annotates the config maps created in its namespace", func(t *testing.T) {
+		bind(t, cs, policy("team-label", "mutated", admissionregistrationv1.Fail,
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{labels: {"team": "blue"}}}`}},
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: `[JSONPatch{op: "add", path: "/data/seen-team", value: object.metadata.labels["team"]}]`}},
+		))
+		// The plugin's informers see the binding shortly after its create.
+		var i int
+		var cm *corev1.ConfigMap
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+			i++
+			in := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Namespace: "mutated"}, Data: map[string]string{"a": "b"}}
+			var err error
+			cm, err = cs.CoreV1().ConfigMaps("mutated").Create(ctx, in, metav1.CreateOptions{})
+			return err == nil && cm.Labels["team"] != "", err
+		})
+		if err != nil {
+			t.Fatalf("no config map was labelled: %v", err)
+		}
+		if cm.Labels["team"] != "blue" || cm.Data["seen-team"] != "blue" || cm.Data["a"] != "b" {
+			t.Errorf("config map labels %v data %v; want team=blue, seen-team=blue and a=b", cm.Labels, cm.Data)
+		}
+		other, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "untouched"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(other.Labels) != 0 {
+			t.Errorf("a config map of another namespace got labels %v", other.Labels)
+		}
+	})
+
+	t.Run("a failing mutation refuses the request under failurePolicy Fail", func(t *testing.T) {
+		bind(t, cs, policy("broken", "refused", admissionregistrationv1.Fail,
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+				JSONPatch: &admissionregistrationv1.JSONPatch{Expression: `[JSONPatch{op: "remove", path: "/metadata/labels/missing"}]`}},
+		))
+		var i int
+		var got error
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+			i++
+			_, got = cs.CoreV1().ConfigMaps("refused").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Namespace: "refused"}}, metav1.CreateOptions{})
+			return got != nil, nil
+		})
+		if err != nil {
+			t.Fatalf("no create was refused: %v", err)
+		}
+		if !apierrors.IsForbidden(got) || !strings.Contains(got.Error(), "policy 'broken' with binding 'broken-binding' denied request: JSON Patch: ") {
+			t.Errorf("create refused with %v; want Forbidden by policy 'broken' with binding 'broken-binding'", got)
+		}
+	})
+}
