@@ -2,8 +2,10 @@ package apf_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +79,27 @@ func TestAPFConfiguration(t *testing.T) {
 		for _, fs := range append(bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas...) {
 			want := apf.DanglingCondition(fs.Spec.PriorityLevelConfiguration.Name, true)
 			waitFor(t, "Dangling=False on "+fs.Name, danglingIs(fsc, fs.Name, want))
+		}
+	})
+
+	t.Run("kubectl get flowschemas lists them in matching order", func(t *testing.T) {
+		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas").
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var table metav1.Table
+		if err := json.Unmarshal(raw, &table); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range table.Rows {
+			got = append(got, fmt.Sprint(r.Cells[0]))
+		}
+		want := []string{"exempt", "probes", "system-leader-election", "system-node-high", "system-nodes",
+			"kube-controller-manager", "kube-scheduler", "kube-system-service-accounts", "service-accounts", "global-default", "catch-all"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("rows %v, want %v", got, want)
 		}
 	})
 

@@ -1,6 +1,8 @@
 package tables
 
 import (
+	"cmp"
+	"strings"
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -13,9 +15,9 @@ import (
 
 // FlowSchema is kube's FlowSchema printer: the priority level, the
 // matching precedence, the distinguisher method (<none>) and, last, the
-// status of the Dangling condition ("?" without one). kube sorts a list
-// by matching precedence; rows here come in the list's (name) order.
-var FlowSchema = kindTable(
+// status of the Dangling condition ("?" without one); a list's rows in
+// matching order (precedence, then name), as kube sorts them.
+var FlowSchema = withOrder(kindTable(
 	[]metav1.TableColumnDefinition{
 		nameColumn(),
 		col("PriorityLevel", "string", flowcontrolv1.PriorityLevelConfigurationReference{}.SwaggerDoc()["name"]),
@@ -38,7 +40,12 @@ var FlowSchema = kindTable(
 		}
 		return []interface{}{fs.Name, fs.Spec.PriorityLevelConfiguration.Name, int64(fs.Spec.MatchingPrecedence), dm, age(fs.CreationTimestamp, now), missing}
 	},
-)
+), func(a, b *flowcontrolv1.FlowSchema) int {
+	if pa, pb := a.Spec.MatchingPrecedence, b.Spec.MatchingPrecedence; pa != pb {
+		return cmp.Compare(pa, pb)
+	}
+	return strings.Compare(a.Name, b.Name)
+})
 
 // PriorityLevelConfiguration is kube's PriorityLevelConfiguration
 // printer: the type, then a limited level's nominal concurrency shares
