@@ -181,7 +181,6 @@ var (
 	supportedReinvocation       = sets.New(string(admissionregistrationv1.NeverReinvocationPolicy), string(admissionregistrationv1.IfNeededReinvocationPolicy))
 	supportedReviewVersions     = []string{"v1", "v1beta1"}
 	supportedValidationActions  = sets.New(string(admissionregistrationv1.Deny), string(admissionregistrationv1.Warn), string(admissionregistrationv1.Audit))
-	supportedParamNotFound      = sets.New(string(admissionregistrationv1.AllowAction), string(admissionregistrationv1.DenyAction))
 	supportedValidationReasons  = sets.New(string(metav1.StatusReasonForbidden), string(metav1.StatusReasonInvalid), string(metav1.StatusReasonRequestEntityTooLarge), string(metav1.StatusReasonUnauthorized))
 	celIdentifier               = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
 	admissionCompiler, errCompi = cel.NewCompiler()
@@ -670,26 +669,7 @@ func validateValidatingAdmissionPolicyBinding(b *admissionregistrationv1.Validat
 	} else {
 		errs = append(errs, validateName(spec.PolicyName, nameIsDNSSubdomain, false, specPath.Child("policyName"))...)
 	}
-	if r := spec.ParamRef; r != nil {
-		rp := specPath.Child("paramRef")
-		if (r.Name == "") == (r.Selector == nil) {
-			errs = append(errs, field.Forbidden(rp.Child("name"), "one of `name` or `selector` must be set"))
-		}
-		if r.Name != "" {
-			errs = append(errs, validateName(r.Name, nameIsDNSSubdomain, false, rp.Child("name"))...)
-		}
-		if r.Selector != nil {
-			errs = append(errs, validateLabelSelector(r.Selector, rp.Child("selector"))...)
-		}
-		if r.Namespace != "" {
-			errs = append(errs, validateDNS1123Label(r.Namespace, rp.Child("namespace"))...)
-		}
-		if r.ParameterNotFoundAction == nil || *r.ParameterNotFoundAction == "" {
-			errs = append(errs, field.Required(rp.Child("parameterNotFoundAction"), ""))
-		} else if !supportedParamNotFound.Has(string(*r.ParameterNotFoundAction)) {
-			errs = append(errs, field.NotSupported(rp.Child("parameterNotFoundAction"), *r.ParameterNotFoundAction, sets.List(supportedParamNotFound)))
-		}
-	}
+	errs = append(errs, validateParamRef(spec.ParamRef, specPath.Child("paramRef"))...)
 	if spec.MatchResources != nil {
 		errs = append(errs, validateMatchResources(spec.MatchResources, specPath.Child("matchResources"), false)...)
 	}
