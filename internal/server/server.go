@@ -41,6 +41,7 @@ import (
 	"minik/internal/etcd"
 	"minik/internal/leaderelect"
 	"minik/internal/metricsapi"
+	"minik/internal/netpol"
 	"minik/internal/nodeagent"
 	"minik/internal/openapi"
 	"minik/internal/pki"
@@ -116,6 +117,9 @@ type Config struct {
 	// Nodes is how many simulated nodes run (minik-node-1 …); zero runs
 	// none. minikd's --nodes defaults to 3.
 	Nodes int
+	// NodeFirstBlock is the address block the nodes' search for free
+	// blocks starts from (nodeagent.Config.FirstBlock); zero means 1.
+	NodeFirstBlock int
 	// NodeConfig is a file of Node templates the nodes take their labels,
 	// taints, capacity and nodeInfo from (see nodeagent.LoadNodeTemplates).
 	NodeConfig string
@@ -260,6 +264,9 @@ type Server struct {
 	adminConfig *rest.Config
 	// apf keeps the API Priority and Fairness configuration.
 	apf *apf.Maintainer
+	// netpol is the network plugin's policy engine, made by the
+	// network-policy part for the nodes and the data plane after it.
+	netpol *netpol.Policies
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests
