@@ -16,10 +16,12 @@
 // request with kube's message ("policy 'p' with binding 'b' denied
 // request: ..."), Ignore skips the binding.
 //
-// Differences from kube: no reinvocation (reinvocationPolicy IfNeeded is
-// accepted, but a policy runs once per request), and ApplyConfiguration
-// mutations apply to built-in kinds only (kube also has the custom
-// resources' schemas; JSONPatch works for every kind).
+// A policy with reinvocationPolicy IfNeeded runs once more when a policy
+// after it changed the object. Differences from kube: that reinvocation
+// is within the policies (kube also reinvokes them after a mutating
+// webhook's change), and ApplyConfiguration mutations apply to built-in
+// kinds only (kube also has the custom resources' schemas; JSONPatch
+// works for every kind).
 package mutatingpolicy
 
 import (
@@ -39,6 +41,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -180,6 +183,14 @@ func (e policyError) Error() string {
 	return fmt.Sprintf("policy '%s' with binding '%s' denied request: %s", e.policy, e.binding, e.err.Error())
 }
 
+// invocation is a matching binding's policy with one parameter object.
+type invocation struct {
+	c        *compiled
+	param    map[string]any
+	fail     func(error)
+	ifNeeded bool
+}
+
 // Admit implements admission.Mutator.
 func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if a.Object == nil || match.Exempt(a) || (a.Operation != admission.Create && a.Operation != admission.Update) {
@@ -197,6 +208,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	}
 	sort.Slice(bindings, func(i, j int) bool { return bindings[i].Name < bindings[j].Name })
 	var failures []policyError
+	var invocations []invocation
 	var ns *corev1.Namespace
 	nsRead := false
 	for _, b := range bindings {
@@ -230,13 +242,47 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 			continue
 		}
 		c := p.compile(pol)
+		ifNeeded := pol.Spec.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy
 		for _, param := range params {
-			if err := p.mutate(a, ns, c, param); err != nil {
-				var se *apierrors.StatusError
-				if errors.As(err, &se) {
-					return se
-				}
-				fail(err)
+			invocations = append(invocations, invocation{c: c, param: param, fail: fail, ifNeeded: ifNeeded})
+		}
+	}
+	// The invocations run in order; one whose policy asks to be
+	// reinvoked IfNeeded runs once more, after the others, when an
+	// invocation after it changed the object, as kube reinvokes it.
+	var invoked []int
+	reinvoke := map[int]bool{}
+	run := func(i int) error {
+		inv := invocations[i]
+		before := a.Object.DeepCopyObject()
+		if err := p.mutate(a, ns, inv.c, inv.param); err != nil {
+			var se *apierrors.StatusError
+			if errors.As(err, &se) {
+				return se
+			}
+			inv.fail(err)
+			return nil
+		}
+		if !apiequality.Semantic.DeepEqual(before, a.Object) {
+			for _, j := range invoked {
+				reinvoke[j] = true
+			}
+		}
+		return nil
+	}
+	for i, inv := range invocations {
+		if err := run(i); err != nil {
+			return err
+		}
+		if inv.ifNeeded {
+			invoked = append(invoked, i)
+		}
+	}
+	invoked = nil
+	for i := range invocations {
+		if reinvoke[i] {
+			if err := run(i); err != nil {
+				return err
 			}
 		}
 	}

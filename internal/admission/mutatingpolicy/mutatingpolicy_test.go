@@ -57,7 +57,7 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 	srv := testserver.Start(t)
 	cs := srv.Client(t)
 	ctx := context.Background()
-	for _, ns := range []string{"mutated", "refused"} {
+	for _, ns := range []string{"mutated", "refused", "reinvoked"} {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +92,33 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 		}
 		if len(other.Labels) != 0 {
 			t.Errorf("a config map of another namespace got labels %v", other.Labels)
+		}
+	})
+
+	t.Run("an IfNeeded policy runs again after a later policy changed the object", func(t *testing.T) {
+		copyLate := policy("a-copy", "reinvoked", admissionregistrationv1.Fail,
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{data: {"copied": object.metadata.labels["late"]}}`}})
+		copyLate.Spec.ReinvocationPolicy = admissionregistrationv1.IfNeededReinvocationPolicy
+		copyLate.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "has-late", Expression: `has(object.metadata.labels) && 'late' in object.metadata.labels`}}
+		bind(t, cs, copyLate)
+		bind(t, cs, policy("b-late", "reinvoked", admissionregistrationv1.Fail,
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{metadata: Object.metadata{labels: {"late": "yes"}}}`}}))
+		var i int
+		var cm *corev1.ConfigMap
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+			i++
+			in := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Namespace: "reinvoked"}}
+			var err error
+			cm, err = cs.CoreV1().ConfigMaps("reinvoked").Create(ctx, in, metav1.CreateOptions{})
+			return err == nil && cm.Data["copied"] != "", err
+		})
+		if err != nil {
+			t.Fatalf("no config map got the copy: %v", err)
+		}
+		if cm.Data["copied"] != "yes" {
+			t.Errorf("data %v, want copied=yes", cm.Data)
 		}
 	})
 
