@@ -19,9 +19,9 @@
 // A policy with reinvocationPolicy IfNeeded runs once more when a policy
 // after it changed the object. Differences from kube: that reinvocation
 // is within the policies (kube also reinvokes them after a mutating
-// webhook's change), and ApplyConfiguration mutations apply to built-in
-// kinds only (kube also has the custom resources' schemas; JSONPatch
-// works for every kind).
+// webhook's change), and an ApplyConfiguration mutation of a custom
+// resource merges by the values' shapes (lists whole) where kube reads
+// the definition's schema.
 package mutatingpolicy
 
 import (
@@ -441,7 +441,13 @@ func applyConfiguration(obj map[string]any, out ref.Val) (map[string]any, error)
 	live := &unstructured.Unstructured{Object: obj}
 	po := &unstructured.Unstructured{Object: value}
 	po.SetGroupVersionKind(live.GroupVersionKind())
-	merged, err := patch.ApplyStructuredMergeDiff(typeConverter(), live, po)
+	tc := typeConverter()
+	if !clientgoscheme.Scheme.Recognizes(live.GroupVersionKind()) {
+		// A custom resource: its fields are merged as deduced from
+		// the values (maps field by field, lists whole).
+		tc = managedfields.NewDeducedTypeConverter()
+	}
+	merged, err := patch.ApplyStructuredMergeDiff(tc, live, po)
 	if err != nil {
 		return nil, fmt.Errorf("error applying patch: %w", err)
 	}

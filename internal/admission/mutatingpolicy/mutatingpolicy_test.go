@@ -9,9 +9,14 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"minik/internal/testserver"
@@ -54,7 +59,7 @@ func bind(t *testing.T, cs kubernetes.Interface, pol *admissionregistrationv1.Mu
 }
 
 func TestMutatingAdmissionPolicy(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"crd"}})
 	cs := srv.Client(t)
 	ctx := context.Background()
 	for _, ns := range []string{"mutated", "refused", "reinvoked"} {
@@ -119,6 +124,52 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 		}
 		if cm.Data["copied"] != "yes" {
 			t.Errorf("data %v, want copied=yes", cm.Data)
+		}
+	})
+
+	t.Run("an apply configuration mutates a custom resource", func(t *testing.T) {
+		ext := apiextensionsclient.NewForConfigOrDie(srv.RESTConfig)
+		crd := &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: "widgets.map.example.com"},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "map.example.com", Scope: apiextensionsv1.NamespaceScoped,
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"size": {Type: "integer"}, "color": {Type: "string"}}},
+					}}}}},
+			},
+		}
+		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pol := policy("paint", "mutated", admissionregistrationv1.Fail,
+			admissionregistrationv1.Mutation{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{Expression: `Object{spec: Object.spec{color: "red"}}`}})
+		pol.Spec.MatchConstraints.ResourceRules[0].Rule = admissionregistrationv1.Rule{APIGroups: []string{"map.example.com"}, APIVersions: []string{"v1"}, Resources: []string{"widgets"}}
+		bind(t, cs, pol)
+		gvr := schema.GroupVersionResource{Group: "map.example.com", Version: "v1", Resource: "widgets"}
+		dc := dynamic.NewForConfigOrDie(srv.RESTConfig)
+		var i int
+		var got *unstructured.Unstructured
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+			i++
+			w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "map.example.com/v1", "kind": "Widget",
+				"metadata": map[string]any{"name": fmt.Sprintf("w-%d", i)}, "spec": map[string]any{"size": int64(3)}}}
+			var err error
+			got, err = dc.Resource(gvr).Namespace("mutated").Create(ctx, w, metav1.CreateOptions{})
+			if err != nil {
+				return false, nil
+			}
+			color, _, _ := unstructured.NestedString(got.Object, "spec", "color")
+			return color != "", nil
+		})
+		if err != nil {
+			t.Fatalf("no widget was painted: %v", err)
+		}
+		spec, _, _ := unstructured.NestedMap(got.Object, "spec")
+		if spec["color"] != "red" || spec["size"] != int64(3) {
+			t.Errorf("spec %v, want color red and size 3", spec)
 		}
 	})
 
