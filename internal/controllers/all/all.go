@@ -4,6 +4,7 @@ package all
 
 import (
 	"minik/internal/controllers"
+	"minik/internal/controllers/certificates"
 	"minik/internal/controllers/crd"
 	"minik/internal/controllers/cronjob"
 	"minik/internal/controllers/daemonset"
@@ -50,5 +51,10 @@ func Controllers() map[string]controllers.Constructor {
 		persistentvolume.Name:    persistentvolume.New,
 
 		storageversionmigrator.Name: storageversionmigrator.New,
+
+		certificates.ApprovingName:  certificates.NewApproving,
+		certificates.SigningName:    certificates.NewSigning,
+		certificates.CleanerName:    certificates.NewCleaner,
+		certificates.PCRCleanerName: certificates.NewPCRCleaner,
 	}
 }
