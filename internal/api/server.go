@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -105,6 +106,13 @@ type Config struct {
 	// WatchCacheSizes are the event rings' sizes by resource, as kube's
 	// --watch-cache-sizes; others get storage.CacheConfig's default.
 	WatchCacheSizes map[string]int
+	// Classify, when set, classifies each request by the API Priority
+	// and Fairness configuration: the UIDs of the FlowSchema it matches
+	// and of its priority level, which the response carries in kube's
+	// X-Kubernetes-PF-FlowSchema-UID and X-Kubernetes-PF-PriorityLevel-UID
+	// headers (ok false: no headers). Long-running requests but watches
+	// are not classified, as in kube.
+	Classify func(u *auth.User, info *RequestInfo) (flowSchemaUID, priorityLevelUID string, ok bool)
 }
 
 // Default service ranges (serviceips'): a loopback block mirroring kube's
@@ -412,6 +420,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		user = acting
 	}
 	trail.identify(user)
+	// As kube's chain runs its priority and fairness filter inside
+	// impersonation and outside authorization, a refused request is
+	// classified too.
+	s.classify(w, user, info)
 	if !public {
 		allowed, reason, err := s.authorize(r.Context(), user, info)
 		audit.authorized(allowed, reason)
@@ -425,6 +437,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.log.Debug("request", "verb", info.Verb, "path", r.URL.Path, "took", s.clock.Since(start))
 	}
+}
+
+// classify sets the API Priority and Fairness headers of a request
+// (Config.Classify). kube's filter lets long-running requests but
+// watches (proxy, and the attach, exec, log, portforward and proxy
+// subresources) through unclassified.
+func (s *Server) classify(w http.ResponseWriter, u *auth.User, info *RequestInfo) {
+	if s.cfg.Classify == nil || info.Verb == "proxy" {
+		return
+	}
+	switch info.Subresource {
+	case "attach", "exec", "proxy", "log", "portforward":
+		return
+	}
+	fs, pl, ok := s.cfg.Classify(u, info)
+	if !ok {
+		return
+	}
+	h := w.Header()
+	h.Set(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID, pl)
+	h.Set(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID, fs)
 }
 
 func (s *Server) authenticate(r *http.Request) (*auth.User, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -43,6 +44,10 @@ func (h *resourceHandler) toTable(r *http.Request, objs []runtime.Object, lm met
 	case metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("includeObject: Unsupported value: %q", include))
+	}
+	if tc.Order != nil && len(objs) > 1 {
+		objs = slices.Clone(objs)
+		slices.SortStableFunc(objs, tc.Order)
 	}
 	t := &metav1.Table{ListMeta: lm, ColumnDefinitions: tc.Columns, Rows: make([]metav1.TableRow, 0, len(objs))}
 	enc := Codecs.WithoutConversion().EncoderForVersion(storageSerializer, h.res.GroupVersion)

@@ -181,7 +181,6 @@ var (
 	supportedReinvocation       = sets.New(string(admissionregistrationv1.NeverReinvocationPolicy), string(admissionregistrationv1.IfNeededReinvocationPolicy))
 	supportedReviewVersions     = []string{"v1", "v1beta1"}
 	supportedValidationActions  = sets.New(string(admissionregistrationv1.Deny), string(admissionregistrationv1.Warn), string(admissionregistrationv1.Audit))
-	supportedParamNotFound      = sets.New(string(admissionregistrationv1.AllowAction), string(admissionregistrationv1.DenyAction))
 	supportedValidationReasons  = sets.New(string(metav1.StatusReasonForbidden), string(metav1.StatusReasonInvalid), string(metav1.StatusReasonRequestEntityTooLarge), string(metav1.StatusReasonUnauthorized))
 	celIdentifier               = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*$`)
 	admissionCompiler, errCompi = cel.NewCompiler()
@@ -557,17 +556,7 @@ func validateValidatingAdmissionPolicy(pol *admissionregistrationv1.ValidatingAd
 		errs = append(errs, field.NotSupported(specPath.Child("failurePolicy"), *fp, sets.List(supportedFailurePolicies)))
 	}
 	if pk := spec.ParamKind; pk != nil {
-		pp := specPath.Child("paramKind")
-		if pk.Kind == "" {
-			errs = append(errs, field.Required(pp.Child("kind"), ""))
-		}
-		if pk.APIVersion == "" {
-			errs = append(errs, field.Required(pp.Child("apiVersion"), ""))
-		} else if gv, err := schema.ParseGroupVersion(pk.APIVersion); err != nil {
-			errs = append(errs, field.Invalid(pp.Child("apiVersion"), pk.APIVersion, err.Error()))
-		} else if gv.Version == "" {
-			errs = append(errs, field.Invalid(pp.Child("apiVersion"), pk.APIVersion, "version must be specified"))
-		}
+		errs = append(errs, validateParamKind(pk, specPath.Child("paramKind"))...)
 	}
 	if spec.MatchConstraints == nil {
 		errs = append(errs, field.Required(specPath.Child("matchConstraints"), ""))
@@ -577,43 +566,12 @@ func validateValidatingAdmissionPolicy(pol *admissionregistrationv1.ValidatingAd
 	if len(spec.Validations) == 0 && len(spec.AuditAnnotations) == 0 {
 		errs = append(errs, field.Required(specPath.Child("validations"), "validations or auditAnnotations must contain at least one item"))
 	}
-	// The policy's compiler declares its variables, each compiled in
-	// order, for the expressions after them.
-	compiler := admissionCompiler
-	var varErrs []error
-	if errCompi == nil {
-		var names, exprs []string
-		for _, v := range spec.Variables {
-			names, exprs = append(names, v.Name), append(exprs, v.Expression)
-		}
-		c, vars, err := admissionCompiler.WithVariables(names, exprs)
-		if err != nil {
-			return append(errs, field.InternalError(specPath.Child("variables"), err))
-		}
-		compiler = c
-		for _, v := range vars {
-			varErrs = append(varErrs, v.Err)
-		}
+	compiler, varErrs := policyCompiler(spec.Variables)
+	if compiler == nil {
+		return append(errs, field.InternalError(specPath.Child("variables"), errCompi))
 	}
 	errs = append(errs, validateMatchConditionsIn(compiler, spec.MatchConditions, specPath.Child("matchConditions"))...)
-	seen := sets.New[string]()
-	for i, v := range spec.Variables {
-		vp := specPath.Child("variables").Index(i)
-		switch {
-		case v.Name == "":
-			errs = append(errs, field.Required(vp.Child("name"), ""))
-		case !celIdentifier.MatchString(v.Name):
-			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, "name is not a valid CEL identifier"))
-		case seen.Has(v.Name):
-			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
-		}
-		seen.Insert(v.Name)
-		if strings.TrimSpace(v.Expression) == "" {
-			errs = append(errs, field.Required(vp.Child("expression"), ""))
-		} else if i < len(varErrs) && varErrs[i] != nil {
-			errs = append(errs, field.Invalid(vp.Child("expression"), v.Expression, varErrs[i].Error()))
-		}
-	}
+	errs = append(errs, validateVariables(spec.Variables, varErrs, specPath.Child("variables"))...)
 	for i, v := range spec.Validations {
 		vp := specPath.Child("validations").Index(i)
 		errs = append(errs, validateExpressionIn(compiler, v.Expression, vp.Child("expression"))...)
@@ -637,6 +595,72 @@ func validateValidatingAdmissionPolicy(pol *admissionregistrationv1.ValidatingAd
 	return errs
 }
 
+// validateParamKind is kube's check of a policy's paramKind.
+func validateParamKind(pk *admissionregistrationv1.ParamKind, pp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if pk.Kind == "" {
+		errs = append(errs, field.Required(pp.Child("kind"), ""))
+	}
+	if pk.APIVersion == "" {
+		errs = append(errs, field.Required(pp.Child("apiVersion"), ""))
+	} else if gv, err := schema.ParseGroupVersion(pk.APIVersion); err != nil {
+		errs = append(errs, field.Invalid(pp.Child("apiVersion"), pk.APIVersion, err.Error()))
+	} else if gv.Version == "" {
+		errs = append(errs, field.Invalid(pp.Child("apiVersion"), pk.APIVersion, "version must be specified"))
+	}
+	return errs
+}
+
+// policyCompiler returns a policy's compiler, which declares its
+// variables, each compiled in order for the expressions after them, and
+// each variable's compile error (nil when it compiles). It returns a nil
+// compiler when the admission environment could not be built (errCompi)
+// or the policy's could not.
+func policyCompiler(variables []admissionregistrationv1.Variable) (*cel.Compiler, []error) {
+	if errCompi != nil {
+		return nil, nil
+	}
+	var names, exprs []string
+	for _, v := range variables {
+		names, exprs = append(names, v.Name), append(exprs, v.Expression)
+	}
+	c, vars, err := admissionCompiler.WithVariables(names, exprs)
+	if err != nil {
+		return nil, nil
+	}
+	varErrs := make([]error, len(vars))
+	for i, v := range vars {
+		varErrs[i] = v.Err
+	}
+	return c, varErrs
+}
+
+// validateVariables checks a policy's variables: each named by a CEL
+// identifier, once, with an expression that compiled (varErrs, from
+// policyCompiler).
+func validateVariables(variables []admissionregistrationv1.Variable, varErrs []error, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, v := range variables {
+		vp := p.Index(i)
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(vp.Child("name"), ""))
+		case !celIdentifier.MatchString(v.Name):
+			errs = append(errs, field.Invalid(vp.Child("name"), v.Name, "name is not a valid CEL identifier"))
+		case seen.Has(v.Name):
+			errs = append(errs, field.Duplicate(vp.Child("name"), v.Name))
+		}
+		seen.Insert(v.Name)
+		if strings.TrimSpace(v.Expression) == "" {
+			errs = append(errs, field.Required(vp.Child("expression"), ""))
+		} else if i < len(varErrs) && varErrs[i] != nil {
+			errs = append(errs, field.Invalid(vp.Child("expression"), v.Expression, varErrs[i].Error()))
+		}
+	}
+	return errs
+}
+
 func validateValidatingAdmissionPolicyBinding(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
 	errs := validateObjectMeta(&b.ObjectMeta, false, nameIsDNSSubdomain)
 	spec := &b.Spec
@@ -645,26 +669,7 @@ func validateValidatingAdmissionPolicyBinding(b *admissionregistrationv1.Validat
 	} else {
 		errs = append(errs, validateName(spec.PolicyName, nameIsDNSSubdomain, false, specPath.Child("policyName"))...)
 	}
-	if r := spec.ParamRef; r != nil {
-		rp := specPath.Child("paramRef")
-		if (r.Name == "") == (r.Selector == nil) {
-			errs = append(errs, field.Forbidden(rp.Child("name"), "one of `name` or `selector` must be set"))
-		}
-		if r.Name != "" {
-			errs = append(errs, validateName(r.Name, nameIsDNSSubdomain, false, rp.Child("name"))...)
-		}
-		if r.Selector != nil {
-			errs = append(errs, validateLabelSelector(r.Selector, rp.Child("selector"))...)
-		}
-		if r.Namespace != "" {
-			errs = append(errs, validateDNS1123Label(r.Namespace, rp.Child("namespace"))...)
-		}
-		if r.ParameterNotFoundAction == nil || *r.ParameterNotFoundAction == "" {
-			errs = append(errs, field.Required(rp.Child("parameterNotFoundAction"), ""))
-		} else if !supportedParamNotFound.Has(string(*r.ParameterNotFoundAction)) {
-			errs = append(errs, field.NotSupported(rp.Child("parameterNotFoundAction"), *r.ParameterNotFoundAction, sets.List(supportedParamNotFound)))
-		}
-	}
+	errs = append(errs, validateParamRef(spec.ParamRef, specPath.Child("paramRef"))...)
 	if spec.MatchResources != nil {
 		errs = append(errs, validateMatchResources(spec.MatchResources, specPath.Child("matchResources"), false)...)
 	}

@@ -191,7 +191,7 @@ func TestValidatingAdmissionPolicyBindingValidation(t *testing.T) {
 		{"Deny and Warn do not go together", admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "p", ValidationActions: []admissionregistrationv1.ValidationAction{"Deny", "Warn"}},
 			`spec.validationActions: Invalid value: ["Deny","Warn"]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)`},
 		{"a paramRef names one of name or selector", admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "p", ValidationActions: []admissionregistrationv1.ValidationAction{"Audit"},
-			ParamRef: &admissionregistrationv1.ParamRef{ParameterNotFoundAction: &deny}}, "spec.paramRef.name: Forbidden: one of `name` or `selector` must be set"},
+			ParamRef: &admissionregistrationv1.ParamRef{ParameterNotFoundAction: &deny}}, "spec.paramRef: Required value: one of name or selector must be specified"},
 		{"a paramRef needs parameterNotFoundAction", admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "p", ValidationActions: []admissionregistrationv1.ValidationAction{"Audit"},
 			ParamRef: &admissionregistrationv1.ParamRef{Name: "x"}}, "spec.paramRef.parameterNotFoundAction: Required value"},
 	}

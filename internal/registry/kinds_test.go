@@ -30,7 +30,10 @@ func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 		"storage.k8s.io/v1/volumeattachments storage.k8s.io/v1/volumeattributesclasses " +
 		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations admissionregistration.k8s.io/v1/validatingwebhookconfigurations " +
 		"admissionregistration.k8s.io/v1/validatingadmissionpolicies admissionregistration.k8s.io/v1/validatingadmissionpolicybindings " +
+		"admissionregistration.k8s.io/v1/mutatingadmissionpolicies admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings " +
 		"apiextensions.k8s.io/v1/customresourcedefinitions " +
+		"flowcontrol.apiserver.k8s.io/v1/flowschemas flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations " +
+		"storagemigration.k8s.io/v1/storageversionmigrations " +
 		"gateway.networking.k8s.io/v1/gatewayclasses gateway.networking.k8s.io/v1/gateways gateway.networking.k8s.io/v1/httproutes gateway.networking.k8s.io/v1/referencegrants"
 	var got []string
 	for _, r := range All() {

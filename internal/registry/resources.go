@@ -48,7 +48,12 @@ var builtins = []*Resource{
 	// Admission (issue 6): webhook configurations and validating
 	// admission policies.
 	mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings,
+	mutatingAdmissionPolicies, mutatingAdmissionPolicyBindings,
 	customResourceDefinitions,
+	// API Priority and Fairness configuration and storage version
+	// migrations.
+	flowSchemas, priorityLevelConfigurations,
+	storageVersionMigrations,
 	// Gateway API (issue 7): gateway.networking.k8s.io/v1, served as
 	// built-in kinds and implemented by internal/dataplane.
 	gatewayClasses, gateways, httpRoutes, referenceGrants,

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"minik/internal/admission"
 	"minik/internal/admission/plugins"
 	"minik/internal/aggregator"
+	"minik/internal/apf"
 	"minik/internal/api"
 	"minik/internal/auth"
 	"minik/internal/etcd"
@@ -216,6 +218,13 @@ func (s *Server) newAPIServer() error {
 		return fmt.Errorf("front-proxy client certificate: %w", err)
 	}
 	s.aggregator = aggregator.New(aggregator.Config{FrontProxy: frontProxy, Logger: s.log.With("component", "aggregator")})
+	// The API Priority and Fairness configuration's keeper, whose
+	// informers the apf-configuration part starts, classifies requests.
+	apfClient, err := kubernetes.NewForConfig(s.adminConfig)
+	if err != nil {
+		return fmt.Errorf("apf configuration client: %w", err)
+	}
+	s.apf = apf.New(apfClient, apf.DefaultInterval, s.log.With("component", "apf-configuration"))
 	s.apiServer, err = api.New(api.Config{
 		Store:          s.store,
 		Resources:      resources,
@@ -246,6 +255,7 @@ func (s *Server) newAPIServer() error {
 		RequestTimeout:              s.cfg.RequestTimeout,
 		NoWatchCache:                s.cfg.NoWatchCache,
 		WatchCacheSizes:             s.cfg.WatchCacheSizes,
+		Classify:                    classifyAPF(s.apf.Classifier),
 	})
 	if err != nil {
 		return err
@@ -325,6 +335,27 @@ func (s *Server) bootstrap(ctx context.Context, ready func()) error {
 		return err
 	}
 	return readyUntilDone(ctx, ready)
+}
+
+// runAPFConfiguration ensures kube's bootstrap API Priority and
+// Fairness configuration (the mandatory and suggested FlowSchemas and
+// PriorityLevelConfigurations) as the admin, as kube-apiserver's config
+// producer does at start, and is ready once it is; then it ensures it
+// again every minute and keeps the FlowSchemas' Dangling conditions.
+func (s *Server) runAPFConfiguration(ctx context.Context, ready func()) error {
+	return s.apf.Run(ctx, ready)
+}
+
+// classifyAPF adapts the APF classifier to the API server's request.
+func classifyAPF(c *apf.Classifier) func(u *auth.User, info *api.RequestInfo) (string, string, bool) {
+	return func(u *auth.User, info *api.RequestInfo) (string, string, bool) {
+		fs, pl, ok := c.Classify(&apf.Request{
+			User: u.Name, Groups: u.Groups, IsResource: info.IsResourceRequest, Verb: info.Verb,
+			APIGroup: info.APIGroup, Resource: info.Resource, Subresource: info.Subresource,
+			Namespace: info.Namespace, Path: info.Path,
+		})
+		return string(fs), string(pl), ok
+	}
 }
 
 // runAuthorization reconciles the bootstrap RBAC policy, writes the

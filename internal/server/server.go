@@ -35,6 +35,7 @@ import (
 
 	"minik/internal/admission/plugins"
 	"minik/internal/aggregator"
+	"minik/internal/apf"
 	"minik/internal/api"
 	"minik/internal/clusterdns"
 	"minik/internal/controllers/persistentvolume"
@@ -267,6 +268,8 @@ type Server struct {
 	auth             *authStack
 	// adminConfig is the admin's client configuration.
 	adminConfig *rest.Config
+	// apf keeps the API Priority and Fairness configuration.
+	apf *apf.Maintainer
 	// netpol is the network plugin's policy engine, made by the
 	// network-policy part for the nodes and the data plane after it.
 	netpol *netpol.Policies
@@ -400,6 +403,7 @@ func (s *Server) Start(ctx context.Context) error {
 		{name: "apiserver", start: s.serveAPI},
 		{name: "admission", start: s.runAdmission},
 		{name: "bootstrap", start: s.bootstrap},
+		{name: "apf-configuration", start: s.runAPFConfiguration},
 		{name: "authorization", start: s.runAuthorization},
 		{name: "kubernetes-service", start: s.runKubernetesService},
 		{name: "aggregator", start: s.runAggregator},

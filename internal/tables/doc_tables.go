@@ -41,6 +41,10 @@ type TableConvertor struct {
 	// that have completed: {Completed True Succeeded|Failed}. A nil function,
 	// or a nil result, means no conditions.
 	Conditions func(obj runtime.Object) []metav1.TableRowCondition
+	// Order, when not nil, orders the rows of a list (of one page of it),
+	// as the few kube printers that sort do (FlowSchemas by matching
+	// precedence); nil keeps the list's order.
+	Order func(a, b runtime.Object) int
 }
 
 // Table is the description of one kind's table: its columns and how to
@@ -51,6 +55,7 @@ type Table struct {
 	columns    []metav1.TableColumnDefinition
 	row        func(obj runtime.Object, now time.Time) ([]interface{}, error)
 	conditions func(obj runtime.Object) []metav1.TableRowCondition
+	order      func(a, b runtime.Object) int
 }
 
 // Convertor binds the table to a clock: now (time.Now if nil) is called
@@ -66,6 +71,7 @@ func (t Table) Convertor(now func() time.Time) *TableConvertor {
 			return t.row(obj, now())
 		},
 		Conditions: t.conditions,
+		Order:      t.order,
 	}
 }
 
@@ -95,6 +101,25 @@ func withConditions[T runtime.Object](t Table, conditions func(obj T) []metav1.T
 			return nil
 		}
 		return conditions(o)
+	}
+	return t
+}
+
+// withOrder returns t with a row order for lists of objects of type T
+// (objects of another type sort last).
+func withOrder[T runtime.Object](t Table, cmp func(a, b T) int) Table {
+	t.order = func(a, b runtime.Object) int {
+		ta, okA := a.(T)
+		tb, okB := b.(T)
+		switch {
+		case okA && okB:
+			return cmp(ta, tb)
+		case okA:
+			return -1
+		case okB:
+			return 1
+		}
+		return 0
 	}
 	return t
 }

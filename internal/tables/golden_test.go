@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -83,6 +84,11 @@ func render(c *TableConvertor, objs []runtime.Object) (string, error) {
 	}
 	fmt.Fprintln(w, strings.Join(headers, "\t"))
 	var conditions []string
+	if c.Order != nil {
+		// A list's rows, in the table's order, as the API serves them.
+		objs = slices.Clone(objs)
+		slices.SortStableFunc(objs, c.Order)
+	}
 	for _, obj := range objs {
 		cells, err := c.Row(obj)
 		if err != nil {

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/cel/library"
@@ -120,6 +121,21 @@ func (c *Compiler) WithVariables(names, exprs []string) (*Compiler, []Variable, 
 func (c *Compiler) Compile(expr string) (*Program, error) {
 	res := c.comp.CompileCELExpression(expression{expr: expr}, declarations, environment.StoredExpressions)
 	return program(expr, res)
+}
+
+// CompileMutation compiles a MutatingAdmissionPolicy's mutation: with
+// jsonPatch, a JSONPatch expression (a list of JSONPatch values), else an
+// ApplyConfiguration expression (an Object value), both with the patch
+// types (Object{...}, JSONPatch{...}) declared, as kube checks them when
+// a policy is written. Its error reads as Compile's.
+func (c *Compiler) CompileMutation(expr string, jsonPatch bool) (*Program, error) {
+	var acc plugincel.ExpressionAccessor = &patch.ApplyConfigurationCondition{Expression: expr}
+	if jsonPatch {
+		acc = &patch.JSONPatchCondition{Expression: expr}
+	}
+	opts := declarations
+	opts.HasPatchTypes = true
+	return program(expr, c.comp.CompileCELExpression(acc, opts, environment.StoredExpressions))
 }
 
 func program(expr string, res plugincel.CompilationResult) (*Program, error) {

@@ -1,12 +1,13 @@
 // Package plugins assembles minikd's admission chain: the built-in plugins
 // kube-apiserver enables by default that minik implements, the admission
-// webhooks and ValidatingAdmissionPolicy, in kube's order, and the
-// informers (over a loopback client of the API server) they read.
+// webhooks and the Mutating and ValidatingAdmissionPolicies, in kube's
+// order, and the informers (over a loopback client of the API server)
+// they read.
 //
 // Mutating phase:   NamespaceLifecycle, LimitRanger, ServiceAccount,
 //
 //	Priority, DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass,
-//	MutatingAdmissionWebhook
+//	MutatingAdmissionPolicy, MutatingAdmissionWebhook
 //
 // Validating phase: NamespaceLifecycle (deletions), LimitRanger,
 //
@@ -41,6 +42,7 @@ import (
 
 	"minik/internal/admission"
 	"minik/internal/admission/cel"
+	"minik/internal/admission/mutatingpolicy"
 	"minik/internal/admission/policy"
 	"minik/internal/admission/quota"
 	"minik/internal/admission/webhook"
@@ -64,6 +66,7 @@ const (
 	CertificateSigning            = "CertificateSigning"
 	ClusterTrustBundleAttest      = "ClusterTrustBundleAttest"
 	CertificateSubjectRestriction = "CertificateSubjectRestriction"
+	MutatingAdmissionPolicy       = "MutatingAdmissionPolicy"
 	MutatingAdmissionWebhook      = "MutatingAdmissionWebhook"
 	ValidatingAdmissionPolicy     = "ValidatingAdmissionPolicy"
 	ValidatingAdmissionWebhook    = "ValidatingAdmissionWebhook"
@@ -74,7 +77,7 @@ const (
 func Names() []string {
 	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
 		DefaultStorageClass, RuntimeClass, CertificateApproval, CertificateSigning, ClusterTrustBundleAttest, CertificateSubjectRestriction,
-		MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
+		MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
 }
 
 // immortalNamespaces may not be deleted.
@@ -255,6 +258,20 @@ func (a *Admission) build() error {
 	}
 	if a.enabled(CertificateSubjectRestriction) {
 		chain.Validators = append(chain.Validators, &admission.CertificateSubjectRestriction{})
+	}
+	if a.enabled(MutatingAdmissionPolicy) {
+		pols, binds := reg.MutatingAdmissionPolicies(), reg.MutatingAdmissionPolicyBindings()
+		a.want(pols.Informer())
+		a.want(binds.Informer())
+		p, err := mutatingpolicy.New(mutatingpolicy.Config{
+			Policies: pols.Lister(), Bindings: binds.Lister(), Namespaces: namespaces,
+			Params: a.params, Compiler: compiler, HasSynced: a.HasSynced, Authorizer: a.cfg.Authorizer,
+			Default: a.defaulter(),
+		})
+		if err != nil {
+			return err
+		}
+		chain.Mutators = append(chain.Mutators, p)
 	}
 	var hooks *webhook.Plugins
 	if a.enabled(MutatingAdmissionWebhook) || a.enabled(ValidatingAdmissionWebhook) {

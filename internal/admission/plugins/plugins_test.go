@@ -56,7 +56,7 @@ func rl(kv ...string) corev1.ResourceList {
 func TestNamesAreKubesInOrder(t *testing.T) {
 	got := strings.Join(plugins.Names(), ",")
 	want := "NamespaceLifecycle,LimitRanger,ServiceAccount,Priority,DefaultTolerationSeconds,DefaultStorageClass,RuntimeClass," +
-		"CertificateApproval,CertificateSigning,ClusterTrustBundleAttest,CertificateSubjectRestriction,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,ResourceQuota"
+		"CertificateApproval,CertificateSigning,ClusterTrustBundleAttest,CertificateSubjectRestriction,MutatingAdmissionPolicy,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,ResourceQuota"
 	if got != want {
 		t.Errorf("Names() = %s", got)
 	}

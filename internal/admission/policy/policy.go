@@ -322,14 +322,22 @@ func (p *Plugin) activation(ctx context.Context, a *admission.Attributes) (*cel.
 // selects. None at all means the binding does not apply (Allow), or a
 // failure when parameterNotFoundAction is Deny.
 func (p *Plugin) params(ctx context.Context, pol *admissionregistrationv1.ValidatingAdmissionPolicy, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, a *admission.Attributes) ([]map[string]any, error) {
-	kind, ref := pol.Spec.ParamKind, b.Spec.ParamRef
+	return Params(ctx, p.cfg.Params, pol.Spec.ParamKind, b.Spec.ParamRef, a)
+}
+
+// Params returns the parameter objects a policy binding evaluates its
+// policy with (validating or mutating): one nil without a paramKind (or
+// without a paramRef), else those the paramRef selects from src. None at
+// all means the binding does not apply, or a failure when
+// parameterNotFoundAction is Deny.
+func Params(ctx context.Context, src ParamSource, kind *admissionregistrationv1.ParamKind, ref *admissionregistrationv1.ParamRef, a *admission.Attributes) ([]map[string]any, error) {
 	if kind == nil || ref == nil {
 		return []map[string]any{nil}, nil
 	}
-	if p.cfg.Params == nil {
+	if src == nil {
 		return nil, fmt.Errorf("paramKind kind `%s, Kind=%s` not known", kind.APIVersion, kind.Kind)
 	}
-	namespaced, err := p.cfg.Params.Namespaced(ctx, *kind)
+	namespaced, err := src.Namespaced(ctx, *kind)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +354,7 @@ func (p *Plugin) params(ctx context.Context, pol *admissionregistrationv1.Valida
 	var params []map[string]any
 	switch {
 	case ref.Name != "":
-		obj, err := p.cfg.Params.Get(ctx, *kind, ns, ref.Name)
+		obj, err := src.Get(ctx, *kind, ns, ref.Name)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
@@ -359,7 +367,7 @@ func (p *Plugin) params(ctx context.Context, pol *admissionregistrationv1.Valida
 		if err != nil {
 			return nil, err
 		}
-		if params, err = p.cfg.Params.List(ctx, *kind, ns, sel); err != nil {
+		if params, err = src.List(ctx, *kind, ns, sel); err != nil {
 			return nil, err
 		}
 	}

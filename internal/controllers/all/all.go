@@ -23,6 +23,7 @@ import (
 	"minik/internal/controllers/rootcacertpublisher"
 	"minik/internal/controllers/serviceaccount"
 	"minik/internal/controllers/statefulset"
+	"minik/internal/controllers/storageversionmigrator"
 	"minik/internal/controllers/tainteviction"
 )
 
@@ -50,6 +51,8 @@ func Controllers() map[string]controllers.Constructor {
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 		persistentvolume.Name:    persistentvolume.New,
 		podautoscaler.Name:       podautoscaler.New,
+
+		storageversionmigrator.Name: storageversionmigrator.New,
 
 		certificates.ApprovingName:  certificates.NewApproving,
 		certificates.SigningName:    certificates.NewSigning,
