@@ -47,5 +47,7 @@ func Controllers() map[string]controllers.Constructor {
 
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 		persistentvolume.Name:    persistentvolume.New,
+
+		replicaset.ReplicationName: replicaset.NewReplication,
 	}
 }
