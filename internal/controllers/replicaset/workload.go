@@ -130,8 +130,12 @@ func newWorkloadController(cc *controllers.Context, w *workload, queueName, comp
 	}); err != nil {
 		return nil, fmt.Errorf("%s controller: watch pods: %w", w.noun, err)
 	}
-	if err := podInformer.Informer().AddIndexers(cache.Indexers{podOwnerIndex: indexPodByOwner}); err != nil {
-		return nil, fmt.Errorf("%s controller: index pods: %w", w.noun, err)
+	// The ReplicaSet and replication controllers share the pod informer,
+	// and the index: the first one built adds it.
+	if _, ok := podInformer.Informer().GetIndexer().GetIndexers()[podOwnerIndex]; !ok {
+		if err := podInformer.Informer().AddIndexers(cache.Indexers{podOwnerIndex: indexPodByOwner}); err != nil {
+			return nil, fmt.Errorf("%s controller: index pods: %w", w.noun, err)
+		}
 	}
 	c.podLister = podInformer.Lister()
 	c.podIndexer = podInformer.Informer().GetIndexer()
