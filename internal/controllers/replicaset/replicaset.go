@@ -9,6 +9,11 @@
 // creations and deletions it has made but not yet seen in its informer are
 // remembered (expectations), so that a slow watch never makes it create or
 // delete twice.
+//
+// The same controller keeps core/v1 ReplicationControllers (NewReplication,
+// kube's "replicationcontroller"): as kube's replication manager, it
+// converts them to ReplicaSets on the way in and back on the way out
+// (workload), so there is one sync loop for both kinds.
 package replicaset
 
 import (
