@@ -206,7 +206,7 @@ func (c *Controller) updateRS(oldObj, newObj interface{}) {
 	if oldRS.UID != curRS.UID {
 		// Deleted and recreated under the same name between two events.
 		key, _ := cache.MetaNamespaceKeyFunc(oldRS)
-		c.deleteRS(cache.DeletedFinalStateUnknown{Key: key, Obj: oldRS})
+		c.deleteRS(cache.DeletedFinalStateUnknown{Key: key, Obj: oldObj})
 	}
 	// Every update is synced, not only spec changes: a resync then retries
 	// ReplicaSets whose last creations failed.
