@@ -7,6 +7,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"minik/internal/controllers/ctrltest"
 	"minik/internal/controllers/garbagecollector"
@@ -159,5 +160,60 @@ func TestReplicationControllerReportsRefusedCreation(t *testing.T) {
 			}
 		}
 		return false
+	})
+}
+
+// TestReplicationControllerAdoptsAndReleases: an orphan pod the selector
+// matches is adopted instead of a new one created; relabelled out of the
+// selector, it is released and replaced (kube's e2e "should adopt
+// matching pods on creation" and "should release no longer matching
+// pods").
+func TestReplicationControllerAdoptsAndReleases(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{replicaset.ReplicationName}})
+	cs, ctx := srv.Client(t), t.Context()
+	const ns = "rc-adopt"
+	createNamespace(ctx, t, cs, ns)
+	labels := map[string]string{"name": "pod-adoption"}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-adoption", Labels: labels},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	one := int32(1)
+	rc, err := cs.CoreV1().ReplicationControllers(ns).Create(ctx, &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: "pod-adoption"},
+		Spec: corev1.ReplicationControllerSpec{
+			Replicas: &one, Selector: labels,
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Wait(t, "the orphan adopted", func() bool {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "pod-adoption", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := metav1.GetControllerOf(p)
+		return ref != nil && ref.UID == rc.UID && ref.Kind == "ReplicationController"
+	})
+	if pods := listPods(ctx, t, cs, ns, "name=pod-adoption"); len(pods) != 1 {
+		t.Errorf("%d pods; want the adopted one only", len(pods))
+	}
+	patch := `{"metadata":{"labels":{"name":"not-matching"}}}`
+	if _, err := cs.CoreV1().Pods(ns).Patch(ctx, "pod-adoption", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Wait(t, "the pod released and replaced", func() bool {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "pod-adoption", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.OwnerReferences) == 0 && len(listPods(ctx, t, cs, ns, "name=pod-adoption")) == 1
 	})
 }
