@@ -61,11 +61,13 @@ func TestDescriptors(t *testing.T) {
 		}
 	})
 
-	// The namespace controller empties and finalizes deleted Namespaces and
-	// the crd controller lifts a deleted definition's cleanup finalizer,
-	// so deletions complete as on a cluster; no other controller runs, so
-	// the samples stay as the test writes them.
-	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"namespace", "crd"}})
+	// The namespace controller empties and finalizes deleted Namespaces,
+	// the crd controller lifts a deleted definition's cleanup finalizer
+	// and the garbage collector the orphan finalizer a deleted
+	// ReplicationController gets by default, so deletions complete as on a
+	// cluster; no other controller runs (the samples own nothing and no
+	// sample is owned), so the samples stay as the test writes them.
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"namespace", "crd", "garbagecollector"}})
 	env := newDescriptorEnv(t, srv.RESTConfig)
 	for _, r := range resources {
 		t.Run(r.GroupResource().String(), func(t *testing.T) {
@@ -108,9 +110,7 @@ var (
 // from the printer columns of the project's CRDs): such a check is
 // skipped with the bug's description. A listed check that passes fails,
 // so that an entry goes when its bug is fixed.
-var knownBugs = map[string]string{
-	"replicationcontrollers delete answer": "kube's default garbage collection policy for core/v1 ReplicationControllers is orphan: a DELETE without options keeps the object under the orphan finalizer and answers it; minik deletes in the background",
-}
+var knownBugs = map[string]string{}
 
 // deviation reports the outcome of a check that may be a known bug: a
 // difference fails the test unless knownBugs lists the check, a listed

@@ -19,7 +19,8 @@ import (
 
 // replicationControllers: ReplicationControllers keep metadata.generation,
 // bumped on spec changes; their scale subresource is autoscaling/v1's,
-// with the selector printed from the label set.
+// with the selector printed from the label set; a delete without a
+// propagation policy orphans their pods.
 var replicationControllers = &Resource{
 	GroupVersion: coreV1, Name: "replicationcontrollers", SingularName: "replicationcontroller", Kind: "ReplicationController",
 	Namespaced: true, ShortNames: []string{"rc"}, Categories: []string{"all"}, HasStatus: true, HasScale: true,
@@ -28,7 +29,9 @@ var replicationControllers = &Resource{
 		Validate:       validator(validateReplicationController),
 		ValidateUpdate: updateValidator(validateReplicationControllerUpdate),
 		Fields:         selectable(replicationControllerFields),
-		Table:          tables.ReplicationController.Convertor(nil),
+		// kube's core/v1 default: "for back compatibility".
+		OrphansByDefault: true,
+		Table:            tables.ReplicationController.Convertor(nil),
 	},
 }
 

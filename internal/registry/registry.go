@@ -141,6 +141,12 @@ type Strategy struct {
 	// Deployments and ReplicaSets allow (their controllers record the
 	// revision there).
 	StatusUpdatesAnnotations bool
+	// OrphansByDefault is true for resources whose dependents a delete
+	// without a propagation policy orphans (the object is held by the
+	// orphan finalizer until the garbage collector has released them), as
+	// kube's DefaultGarbageCollectionPolicy answers for core/v1
+	// ReplicationControllers; other resources delete in the background.
+	OrphansByDefault bool
 	// KeepStatusOnCreate is true for resources whose status a client may set
 	// on create (Nodes, Events); otherwise status is reset on create.
 	KeepStatusOnCreate bool

@@ -6,6 +6,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -216,4 +217,40 @@ func TestReplicationControllerAdoptsAndReleases(t *testing.T) {
 		}
 		return len(p.OwnerReferences) == 0 && len(listPods(ctx, t, cs, ns, "name=pod-adoption")) == 1
 	})
+}
+
+// TestReplicationControllerDeleteOrphansByDefault: a delete without a
+// propagation policy orphans a ReplicationController's pods, kube's core/v1
+// default: the garbage collector releases them and lets the object go.
+func TestReplicationControllerDeleteOrphansByDefault(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{replicaset.ReplicationName, garbagecollector.Name}})
+	cs, ctx := srv.Client(t), t.Context()
+	const ns = "rc-orphan"
+	createNamespace(ctx, t, cs, ns)
+	one := int32(1)
+	rcs := cs.CoreV1().ReplicationControllers(ns)
+	if _, err := rcs.Create(ctx, &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: corev1.ReplicationControllerSpec{
+			Replicas: &one,
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx:1.27"}}},
+			},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Wait(t, "the pod", func() bool { return len(listPods(ctx, t, cs, ns, "app=web")) == 1 })
+	if err := rcs.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Wait(t, "the ReplicationController gone", func() bool {
+		_, err := rcs.Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	pods := listPods(ctx, t, cs, ns, "app=web")
+	if len(pods) != 1 || len(pods[0].OwnerReferences) != 0 || pods[0].DeletionTimestamp != nil {
+		t.Errorf("pods %+v; want the one pod kept, orphaned", pods)
+	}
 }
