@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,6 +29,7 @@ var replicationControllers = &Resource{
 		Default:        defaulter(defaultReplicationController),
 		Validate:       validator(validateReplicationController),
 		ValidateUpdate: updateValidator(validateReplicationControllerUpdate),
+		ValidateStatus: validator(validateReplicationControllerStatus),
 		Fields:         selectable(replicationControllerFields),
 		// kube's core/v1 default: "for back compatibility".
 		OrphansByDefault: true,
@@ -83,6 +85,54 @@ func validateReplicationControllerSpec(spec *corev1.ReplicationControllerSpec, p
 		return append(errs, field.Required(p.Child("template"), ""))
 	}
 	return append(errs, validatePodTemplateForReplicas(spec.Template, selector, "ReplicationController", p.Child("template"))...)
+}
+
+func validateReplicationControllerStatus(rc *corev1.ReplicationController) field.ErrorList {
+	st := rc.Status
+	return validateReplicaCounts(replicaCounts{st.Replicas, st.FullyLabeledReplicas, st.ReadyReplicas, st.AvailableReplicas, st.ObservedGeneration, nil}, field.NewPath("status"))
+}
+
+// validateReplicaSetStatus is kube's ValidateReplicaSetStatus, the
+// ReplicationController's with status.terminatingReplicas.
+func validateReplicaSetStatus(rs *appsv1.ReplicaSet) field.ErrorList {
+	st := rs.Status
+	return validateReplicaCounts(replicaCounts{st.Replicas, st.FullyLabeledReplicas, st.ReadyReplicas, st.AvailableReplicas, st.ObservedGeneration, st.TerminatingReplicas}, field.NewPath("status"))
+}
+
+// replicaCounts are the counts the status of a ReplicaSet or
+// ReplicationController reports.
+type replicaCounts struct {
+	replicas, fullyLabeled, ready, available int32
+	observedGeneration                       int64
+	terminating                              *int32
+}
+
+// validateReplicaCounts is kube's ValidateReplicaSetStatus and
+// ValidateReplicationControllerStatus: counts are non-negative and
+// within status.replicas, available within ready.
+func validateReplicaCounts(c replicaCounts, p *field.Path) field.ErrorList {
+	errs := validateNonnegative(int64(c.replicas), p.Child("replicas"))
+	errs = append(errs, validateNonnegative(int64(c.fullyLabeled), p.Child("fullyLabeledReplicas"))...)
+	errs = append(errs, validateNonnegative(int64(c.ready), p.Child("readyReplicas"))...)
+	errs = append(errs, validateNonnegative(int64(c.available), p.Child("availableReplicas"))...)
+	errs = append(errs, validateNonnegative(c.observedGeneration, p.Child("observedGeneration"))...)
+	if c.terminating != nil {
+		errs = append(errs, validateNonnegative(int64(*c.terminating), p.Child("terminatingReplicas"))...)
+	}
+	const msg = "cannot be greater than status.replicas"
+	if c.fullyLabeled > c.replicas {
+		errs = append(errs, field.Invalid(p.Child("fullyLabeledReplicas"), c.fullyLabeled, msg))
+	}
+	if c.ready > c.replicas {
+		errs = append(errs, field.Invalid(p.Child("readyReplicas"), c.ready, msg))
+	}
+	if c.available > c.replicas {
+		errs = append(errs, field.Invalid(p.Child("availableReplicas"), c.available, msg))
+	}
+	if c.available > c.ready {
+		errs = append(errs, field.Invalid(p.Child("availableReplicas"), c.available, "cannot be greater than readyReplicas"))
+	}
+	return errs
 }
 
 func replicationControllerFields(rc *corev1.ReplicationController) fields.Set {

@@ -168,3 +168,28 @@ func TestScaleSelectorOfReplicationControllers(t *testing.T) {
 		t.Error("ScaleSelector answers for a Pod")
 	}
 }
+
+// Writes through /status check the replica counts, as kube's status
+// strategies of ReplicationControllers and ReplicaSets do.
+func TestReplicaCountsOfStatusWrites(t *testing.T) {
+	rc := decode(t, `
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: web, namespace: default}
+status: {replicas: 1, fullyLabeledReplicas: 2, readyReplicas: 1, availableReplicas: 2, observedGeneration: -1}
+`)
+	want := `ReplicationController "web" is invalid: [status.observedGeneration: Invalid value: -1: must be greater than or equal to 0, status.fullyLabeledReplicas: Invalid value: 2: cannot be greater than status.replicas, status.availableReplicas: Invalid value: 2: cannot be greater than status.replicas, status.availableReplicas: Invalid value: 2: cannot be greater than readyReplicas]`
+	if got := invalid(rc, strategyOf(rc).ValidateStatus(t.Context(), rc)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	rs := decode(t, `
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web, namespace: default}
+status: {replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 1, availableReplicas: 1, terminatingReplicas: -1}
+`)
+	want = `ReplicaSet.apps "web" is invalid: status.terminatingReplicas: Invalid value: -1: must be greater than or equal to 0`
+	if got := invalid(rs, strategyOf(rs).ValidateStatus(t.Context(), rs)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

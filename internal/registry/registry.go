@@ -132,6 +132,11 @@ type Strategy struct {
 	Validate func(ctx context.Context, obj runtime.Object) field.ErrorList
 	// ValidateUpdate validates an update of old to obj.
 	ValidateUpdate func(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// ValidateStatus validates the status of an object written through
+	// the status subresource, in addition to ValidateUpdate, as kube's
+	// status strategies do (ReplicaSets' and ReplicationControllers'
+	// replica counts).
+	ValidateStatus func(ctx context.Context, obj runtime.Object) field.ErrorList
 	// NoGeneration is true for resources whose metadata.generation is not
 	// maintained (ConfigMaps, Secrets, Events, ...). Otherwise generation
 	// starts at 1 and is bumped when anything but metadata and status changes.
