@@ -165,7 +165,7 @@ func answerBinding(ctx context.Context, env Env, ns string, obj runtime.Object) 
 	if !ok {
 		return nil, wrongBody(obj)
 	}
-	return createBinding(ctx, env, ns, b.Name, b, IsDryRun(ctx))
+	return createBinding(ctx, env, ns, b.Name, b, dryRunOf(ctx))
 }
 
 type dryRunKey struct{}
@@ -176,8 +176,8 @@ func WithDryRun(ctx context.Context, dryRun bool) context.Context {
 	return context.WithValue(ctx, dryRunKey{}, dryRun)
 }
 
-// IsDryRun tells whether ctx carries a dry run (WithDryRun).
-func IsDryRun(ctx context.Context) bool {
+// dryRunOf tells whether ctx carries a dry run (WithDryRun).
+func dryRunOf(ctx context.Context) bool {
 	d, _ := ctx.Value(dryRunKey{}).(bool)
 	return d
 }
