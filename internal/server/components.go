@@ -135,6 +135,7 @@ func (s *Server) controllerManager() (func(context.Context) error, error) {
 		Logger:         s.log.With("component", "controller-manager"),
 		LeaderElection: s.cfg.LeaderElection,
 		RootCA:         s.ca.CertPEM,
+		ClusterSigner:  s.ca,
 	})
 	if err != nil {
 		return nil, err

@@ -581,6 +581,9 @@ func goldenCases() []goldenCase {
 		{"volumeattachment", VolumeAttachment, volumeAttachmentFixtures()},
 		{"csistoragecapacity", CSIStorageCapacity, csiStorageCapacityFixtures()},
 		{"volumeattributesclass", VolumeAttributesClass, volumeAttributesClassFixtures()},
+		{"certificatesigningrequest", CertificateSigningRequest, csrFixtures()},
+		{"clustertrustbundle", ClusterTrustBundle, clusterTrustBundleFixtures()},
+		{"podcertificaterequest", PodCertificateRequest, podCertificateRequestFixtures()},
 		{"runtimeclass", RuntimeClass, runtimeClassFixtures()},
 		{"role", CreatedAt, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},

@@ -5,13 +5,14 @@
 //
 // Mutating phase:   NamespaceLifecycle, LimitRanger, ServiceAccount,
 //
-//	Priority, DefaultTolerationSeconds, DefaultStorageClass,
+//	Priority, DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass,
 //	MutatingAdmissionWebhook
 //
 // Validating phase: NamespaceLifecycle (deletions), LimitRanger,
 //
-//	ServiceAccount, Priority, ValidatingAdmissionPolicy,
-//	ValidatingAdmissionWebhook, ResourceQuota
+//	ServiceAccount, Priority, RuntimeClass, CertificateApproval, CertificateSigning,
+//	ClusterTrustBundleAttest, CertificateSubjectRestriction,
+//	ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota
 //
 // Schema validation (the resource's strategy) runs between the phases, in
 // the API's REST layer.
@@ -50,22 +51,30 @@ import (
 
 // Plugin names, as kube names them, in chain order.
 const (
-	NamespaceLifecycle         = "NamespaceLifecycle"
-	LimitRanger                = "LimitRanger"
-	ServiceAccount             = "ServiceAccount"
-	Priority                   = "Priority"
-	DefaultTolerationSeconds   = "DefaultTolerationSeconds"
-	DefaultStorageClass        = "DefaultStorageClass"
-	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
-	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
-	ValidatingAdmissionWebhook = "ValidatingAdmissionWebhook"
-	ResourceQuota              = "ResourceQuota"
+	NamespaceLifecycle       = "NamespaceLifecycle"
+	LimitRanger              = "LimitRanger"
+	ServiceAccount           = "ServiceAccount"
+	Priority                 = "Priority"
+	DefaultTolerationSeconds = "DefaultTolerationSeconds"
+	DefaultStorageClass      = "DefaultStorageClass"
+	RuntimeClass             = "RuntimeClass"
+	// The certificates.k8s.io plugins, checking the approve, sign and
+	// attest verbs on signers and the subject of client CSRs.
+	CertificateApproval           = "CertificateApproval"
+	CertificateSigning            = "CertificateSigning"
+	ClusterTrustBundleAttest      = "ClusterTrustBundleAttest"
+	CertificateSubjectRestriction = "CertificateSubjectRestriction"
+	MutatingAdmissionWebhook      = "MutatingAdmissionWebhook"
+	ValidatingAdmissionPolicy     = "ValidatingAdmissionPolicy"
+	ValidatingAdmissionWebhook    = "ValidatingAdmissionWebhook"
+	ResourceQuota                 = "ResourceQuota"
 )
 
 // Names lists the plugins minikd runs, in order.
 func Names() []string {
 	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-		DefaultStorageClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
+		DefaultStorageClass, RuntimeClass, CertificateApproval, CertificateSigning, ClusterTrustBundleAttest, CertificateSubjectRestriction,
+		MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
 }
 
 // immortalNamespaces may not be deleted.
@@ -96,7 +105,8 @@ type Config struct {
 	// Authorizer is the server's authorizer chain, which the CEL
 	// expressions of ValidatingAdmissionPolicies and webhook match
 	// conditions ask through their authorizer variable; nil leaves that
-	// variable unset.
+	// variable unset. The certificates plugins ask it whether a user may
+	// approve, sign or attest for a signer; without one they refuse.
 	Authorizer auth.Authorizer
 	// Clock tells the time; nil means the real clock.
 	Clock clock.PassiveClock
@@ -226,6 +236,25 @@ func (a *Admission) build() error {
 		inf := f.Storage().V1().StorageClasses()
 		a.want(inf.Informer())
 		chain.Mutators = append(chain.Mutators, &admission.DefaultStorageClass{Lister: inf.Lister()})
+	}
+	if a.enabled(RuntimeClass) {
+		inf := f.Node().V1().RuntimeClasses()
+		a.want(inf.Informer())
+		rc := &admission.RuntimeClass{Lister: inf.Lister(), Client: a.client}
+		chain.Mutators = append(chain.Mutators, rc)
+		chain.Validators = append(chain.Validators, rc)
+	}
+	if a.enabled(CertificateApproval) {
+		chain.Validators = append(chain.Validators, &admission.CertificateApproval{Authorizer: a.cfg.Authorizer})
+	}
+	if a.enabled(CertificateSigning) {
+		chain.Validators = append(chain.Validators, &admission.CertificateSigning{Authorizer: a.cfg.Authorizer})
+	}
+	if a.enabled(ClusterTrustBundleAttest) {
+		chain.Validators = append(chain.Validators, &admission.ClusterTrustBundleAttest{Authorizer: a.cfg.Authorizer})
+	}
+	if a.enabled(CertificateSubjectRestriction) {
+		chain.Validators = append(chain.Validators, &admission.CertificateSubjectRestriction{})
 	}
 	var hooks *webhook.Plugins
 	if a.enabled(MutatingAdmissionWebhook) || a.enabled(ValidatingAdmissionWebhook) {
