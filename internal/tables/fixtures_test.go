@@ -585,6 +585,7 @@ func goldenCases() []goldenCase {
 		{"clustertrustbundle", ClusterTrustBundle, clusterTrustBundleFixtures()},
 		{"podcertificaterequest", PodCertificateRequest, podCertificateRequestFixtures()},
 		{"runtimeclass", RuntimeClass, runtimeClassFixtures()},
+		{"apiservice", APIService, apiServiceFixtures()},
 		{"role", CreatedAt, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},

@@ -69,7 +69,9 @@ func TestRuntimeClassPlugin(t *testing.T) {
 		{"unknown", "kata", nil, `pods "unknown" is forbidden: pod rejected: RuntimeClass "kata" not found`},
 		{"conflict", "gvisor", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"runtime": "runc"} },
 			`pods "conflict" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[runtime] = gvisor; pod.spec.nodeSelector[runtime] = runc`},
-		{"other-overhead", "gvisor", func(p *corev1.Pod) { p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")} },
+		{"other-overhead", "gvisor", func(p *corev1.Pod) {
+			p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+		},
 			`pods "other-overhead" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead`},
 	} {
 		_, err := pod(c.name, c.class, c.mutate)
