@@ -102,7 +102,12 @@ func (c *createOnlyHandler) serve(w http.ResponseWriter, r *http.Request, info *
 			return
 		}
 	}
-	out, err := res.Answer(r.Context(), serverEnv{c.h.s}, info.Namespace, obj)
+	dryRun, err := isDryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := res.Answer(registry.WithDryRun(r.Context(), dryRun), serverEnv{c.h.s}, info.Namespace, obj)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -188,7 +188,7 @@ func (h *objectStore) markForDeletion(obj runtime.Object, opts *metav1.DeleteOpt
 	m, _ := meta.Accessor(obj)
 	finalizers := m.GetFinalizers()
 	if m.GetDeletionTimestamp() == nil {
-		switch propagation(opts) {
+		switch propagation(opts, finalizers, strategy.OrphansByDefault) {
 		case metav1.DeletePropagationOrphan:
 			finalizers = addFinalizer(finalizers, metav1.FinalizerOrphanDependents)
 		case metav1.DeletePropagationForeground:
@@ -218,7 +218,11 @@ func (h *objectStore) markForDeletion(obj runtime.Object, opts *metav1.DeleteOpt
 	return true
 }
 
-func propagation(opts *metav1.DeleteOptions) metav1.DeletionPropagation {
+// propagation is the propagation of a delete: the options', else the
+// one a propagation finalizer already on the object asks for, else the
+// resource's default (orphanByDefault), as kube's shouldOrphanDependents
+// and shouldDeleteDependents decide.
+func propagation(opts *metav1.DeleteOptions, finalizers []string, orphanByDefault bool) metav1.DeletionPropagation {
 	if opts.PropagationPolicy != nil {
 		return *opts.PropagationPolicy
 	}
@@ -228,6 +232,17 @@ func propagation(opts *metav1.DeleteOptions) metav1.DeletionPropagation {
 			return metav1.DeletePropagationOrphan
 		}
 		return metav1.DeletePropagationBackground
+	}
+	for _, f := range finalizers {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			return metav1.DeletePropagationOrphan
+		case metav1.FinalizerDeleteDependents:
+			return metav1.DeletePropagationForeground
+		}
+	}
+	if orphanByDefault {
+		return metav1.DeletePropagationOrphan
 	}
 	return metav1.DeletePropagationBackground
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/deprecation"
 
 	"minik/internal/admission"
@@ -778,6 +779,15 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 		nm.SetResourceVersion(m.GetResourceVersion())
 		obj, m = next, nm
 		strategy.PrepareForUpdate = nil
+		if validateStatus, validate := strategy.ValidateStatus, strategy.ValidateUpdate; validateStatus != nil {
+			strategy.ValidateUpdate = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+				var errs field.ErrorList
+				if validate != nil {
+					errs = validate(ctx, obj, old)
+				}
+				return append(errs, validateStatus(ctx, obj)...)
+			}
+		}
 	case "":
 		if h.res.HasStatus {
 			copyStatus(obj, current)

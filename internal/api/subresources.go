@@ -135,7 +135,9 @@ func scaleOf(obj runtime.Object) (*autoscalingv1.Scale, error) {
 	if v, ok := status["replicas"].(int64); ok {
 		sc.Status.Replicas = int32(v)
 	}
-	if sel, ok := spec["selector"].(map[string]interface{}); ok {
+	if s, ok := registry.ScaleSelector(obj); ok {
+		sc.Status.Selector = s
+	} else if sel, ok := spec["selector"].(map[string]interface{}); ok {
 		var ls metav1.LabelSelector
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &ls); err == nil {
 			if s, err := metav1.LabelSelectorAsSelector(&ls); err == nil {

@@ -61,11 +61,13 @@ func TestDescriptors(t *testing.T) {
 		}
 	})
 
-	// The namespace controller empties and finalizes deleted Namespaces and
-	// the crd controller lifts a deleted definition's cleanup finalizer,
-	// so deletions complete as on a cluster; no other controller runs, so
-	// the samples stay as the test writes them.
-	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"namespace", "crd"}})
+	// The namespace controller empties and finalizes deleted Namespaces,
+	// the crd controller lifts a deleted definition's cleanup finalizer
+	// and the garbage collector the orphan finalizer a deleted
+	// ReplicationController gets by default, so deletions complete as on a
+	// cluster; no other controller runs (the samples own nothing and no
+	// sample is owned), so the samples stay as the test writes them.
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"namespace", "crd", "garbagecollector"}})
 	env := newDescriptorEnv(t, srv.RESTConfig)
 	for _, r := range resources {
 		t.Run(sampleKey(r), func(t *testing.T) {

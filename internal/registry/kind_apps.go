@@ -212,6 +212,7 @@ var replicaSets = &Resource{
 		Default:                  defaulter(defaultReplicaSet),
 		Validate:                 validator(validateReplicaSet),
 		ValidateUpdate:           updateValidator(validateReplicaSetUpdate),
+		ValidateStatus:           validator(validateReplicaSetStatus),
 		Fields:                   selectable(replicaSetFields),
 		StatusUpdatesAnnotations: true,
 		Table:                    tables.ReplicaSet.Convertor(nil),

@@ -16,7 +16,7 @@ import (
 
 func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 	want := "v1/namespaces v1/pods v1/services v1/configmaps v1/secrets v1/serviceaccounts v1/events v1/nodes " +
-		"v1/resourcequotas v1/limitranges v1/persistentvolumes v1/persistentvolumeclaims v1/endpoints v1/podtemplates " +
+		"v1/resourcequotas v1/limitranges v1/persistentvolumes v1/persistentvolumeclaims v1/endpoints v1/podtemplates v1/replicationcontrollers " +
 		"apiregistration.k8s.io/v1/apiservices " +
 		"apps/v1/deployments apps/v1/replicasets apps/v1/statefulsets apps/v1/daemonsets apps/v1/controllerrevisions " +
 		"autoscaling/v2/horizontalpodautoscalers autoscaling/v1/horizontalpodautoscalers " +

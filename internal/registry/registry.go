@@ -132,6 +132,11 @@ type Strategy struct {
 	Validate func(ctx context.Context, obj runtime.Object) field.ErrorList
 	// ValidateUpdate validates an update of old to obj.
 	ValidateUpdate func(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// ValidateStatus validates the status of an object written through
+	// the status subresource, in addition to ValidateUpdate, as kube's
+	// status strategies do (ReplicaSets' and ReplicationControllers'
+	// replica counts).
+	ValidateStatus func(ctx context.Context, obj runtime.Object) field.ErrorList
 	// NoGeneration is true for resources whose metadata.generation is not
 	// maintained (ConfigMaps, Secrets, Events, ...). Otherwise generation
 	// starts at 1 and is bumped when anything but metadata and status changes.
@@ -141,6 +146,12 @@ type Strategy struct {
 	// Deployments and ReplicaSets allow (their controllers record the
 	// revision there).
 	StatusUpdatesAnnotations bool
+	// OrphansByDefault is true for resources whose dependents a delete
+	// without a propagation policy orphans (the object is held by the
+	// orphan finalizer until the garbage collector has released them), as
+	// kube's DefaultGarbageCollectionPolicy answers for core/v1
+	// ReplicationControllers; other resources delete in the background.
+	OrphansByDefault bool
 	// KeepStatusOnCreate is true for resources whose status a client may set
 	// on create (Nodes, Events); otherwise status is reset on create.
 	KeepStatusOnCreate bool

@@ -27,7 +27,7 @@ var builtins = []*Resource{
 	namespaces, pods, services, configMaps, secrets, serviceAccounts, coreEvents, nodes,
 	resourceQuotas, limitRanges, persistentVolumes, persistentVolumeClaims,
 	// The other core/v1 kinds, in kube's /api/v1 (alphabetical) order.
-	endpoints, podTemplates,
+	endpoints, podTemplates, replicationControllers,
 	// apiregistration.k8s.io first of the groups, as kube-aggregator
 	// lists its own group.
 	apiServices,
@@ -79,6 +79,7 @@ func All() []*Resource {
 
 // createOnly are the create-only kinds, in discovery order.
 var createOnly = []*Resource{
+	bindings,
 	selfSubjectReviews, tokenReviews,
 	localSubjectAccessReviews, selfSubjectAccessReviews, selfSubjectRulesReviews, subjectAccessReviews,
 }

@@ -48,6 +48,7 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		"v1/persistentvolumeclaims":                                         {false, false, tables.PersistentVolumeClaim},
 		"v1/endpoints":                                                      {false, false, tables.Endpoints},
 		"v1/podtemplates":                                                   {true, false, tables.PodTemplate},
+		"v1/replicationcontrollers":                                         {true, false, tables.ReplicationController},
 		"storage.k8s.io/v1/storageclasses":                                  {false, false, tables.StorageClass},
 		"networking.k8s.io/v1/networkpolicies":                              {true, false, tables.NetworkPolicy},
 		"networking.k8s.io/v1/ipaddresses":                                  {false, false, tables.IPAddress},

@@ -400,6 +400,18 @@ func replicaSetFixtures() []runtime.Object {
 	}
 }
 
+func replicationControllerFixtures() []runtime.Object {
+	web := podTemplate(corev1.Container{Name: "app", Image: "nginx:1.28"}, corev1.Container{Name: "proxy", Image: "envoy:1.30"})
+	return []runtime.Object{
+		&corev1.ReplicationController{
+			ObjectMeta: objMeta("web", 7*time.Minute),
+			Spec:       corev1.ReplicationControllerSpec{Replicas: ptrTo[int32](3), Selector: map[string]string{"app": "web"}, Template: &web},
+			Status:     corev1.ReplicationControllerStatus{Replicas: 3, ReadyReplicas: 2},
+		},
+		&corev1.ReplicationController{ObjectMeta: objMeta("no-template", time.Minute)},
+	}
+}
+
 func endpointSliceFixtures() []runtime.Object {
 	ready := func(addrs ...string) discoveryv1.Endpoint {
 		return discoveryv1.Endpoint{Addresses: addrs, Conditions: discoveryv1.EndpointConditions{Ready: ptrTo(true)}}
@@ -544,6 +556,7 @@ func goldenCases() []goldenCase {
 		}},
 		{"deployment", Deployment, deploymentFixtures()},
 		{"replicaset", ReplicaSet, replicaSetFixtures()},
+		{"replicationcontroller", ReplicationController, replicationControllerFixtures()},
 		{"statefulset", StatefulSet, statefulSetFixtures()},
 		{"daemonset", DaemonSet, daemonSetFixtures()},
 		{"controllerrevision", ControllerRevision, controllerRevisionFixtures()},

@@ -58,5 +58,7 @@ func Controllers() map[string]controllers.Constructor {
 		certificates.SigningName:    certificates.NewSigning,
 		certificates.CleanerName:    certificates.NewCleaner,
 		certificates.PCRCleanerName: certificates.NewPCRCleaner,
+
+		replicaset.ReplicationName: replicaset.NewReplication,
 	}
 }

@@ -20,10 +20,14 @@ import (
 func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selector labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
 	m := &controllers.RefManager[*corev1.Pod]{
 		Controller: rs,
-		Kind:       controllerKind,
+		Kind:       c.w.kind,
 		Match:      func(p *corev1.Pod) bool { return selector.Matches(labels.Set(p.Labels)) },
 		CanAdopt: controllers.RecheckDeletionTimestamp(rs, func(ctx context.Context) (metav1.Object, error) {
-			return c.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+			fresh, err := c.w.get(ctx, rs.Namespace, rs.Name)
+			if err != nil {
+				return nil, err
+			}
+			return fresh, nil
 		}),
 		Patch: func(ctx context.Context, p *corev1.Pod, patch []byte) error {
 			_, err := c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})

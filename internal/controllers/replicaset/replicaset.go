@@ -9,6 +9,11 @@
 // creations and deletions it has made but not yet seen in its informer are
 // remembered (expectations), so that a slow watch never makes it create or
 // delete twice.
+//
+// The same controller keeps core/v1 ReplicationControllers (NewReplication,
+// kube's "replicationcontroller"): as kube's replication manager, it
+// converts them to ReplicaSets on the way in and back on the way out
+// (workload), so there is one sync loop for both kinds.
 package replicaset
 
 import (
@@ -27,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -43,6 +47,14 @@ const Name = "replicaset"
 
 // Component is the source of the controller's events.
 const Component = "replicaset-controller"
+
+// ReplicationName is the name in --controllers of the same controller
+// serving core/v1 ReplicationControllers, as kube-controller-manager's
+// "replicationcontroller".
+const ReplicationName = "replicationcontroller"
+
+// ReplicationComponent is the source of its events.
+const ReplicationComponent = "replication-controller"
 
 // Event reasons, and the ReplicaFailure condition's reasons.
 const (
@@ -65,16 +77,15 @@ const (
 	podOwnerIndex = "replicaset.podOwner"
 )
 
-var controllerKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
-
-// Controller is the ReplicaSet controller.
+// Controller is the ReplicaSet controller, or the replication controller:
+// the same controller over another workload.
 type Controller struct {
+	w        *workload
 	client   kubernetes.Interface
 	recorder record.EventRecorder
 	clock    clock.WithTicker
 	log      *slog.Logger
 
-	rsLister   appslisters.ReplicaSetLister
 	rsSynced   cache.InformerSynced
 	rsIndexer  cache.Indexer
 	podLister  corelisters.PodLister
@@ -89,58 +100,26 @@ type Controller struct {
 	written writtenStatus
 }
 
-// New builds the controller on cc's shared ReplicaSet and Pod informers.
-// It implements controllers.Constructor.
+// New builds the ReplicaSet controller on cc's shared ReplicaSet and Pod
+// informers. It implements controllers.Constructor.
 func New(cc *controllers.Context) (controllers.Controller, error) {
-	c := &Controller{
-		client:       cc.Client,
-		recorder:     cc.Recorder(Component),
-		clock:        cc.Clock,
-		log:          cc.Logger,
-		expectations: controllers.NewExpectations(cc.Clock),
-		queue:        controllers.NewQueue[string](Name, cc.Clock, nil),
-	}
-	if c.log == nil {
-		c.log = slog.Default()
-	}
-	rsInformer := cc.Informers.Apps().V1().ReplicaSets()
-	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.addRS,
-		UpdateFunc: c.updateRS,
-		DeleteFunc: c.deleteRS,
-	}); err != nil {
-		return nil, fmt.Errorf("replicaset controller: watch replicasets: %w", err)
-	}
-	if err := rsInformer.Informer().AddIndexers(cache.Indexers{controllerUIDIndex: indexByControllerUID}); err != nil {
-		return nil, fmt.Errorf("replicaset controller: index replicasets: %w", err)
-	}
-	c.rsLister = rsInformer.Lister()
-	c.rsSynced = rsInformer.Informer().HasSynced
-	c.rsIndexer = rsInformer.Informer().GetIndexer()
+	return newWorkloadController(cc, replicaSets(cc), Name, Component)
+}
 
-	podInformer := cc.Informers.Core().V1().Pods()
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.addPod,
-		UpdateFunc: c.updatePod,
-		DeleteFunc: c.deletePod,
-	}); err != nil {
-		return nil, fmt.Errorf("replicaset controller: watch pods: %w", err)
-	}
-	if err := podInformer.Informer().AddIndexers(cache.Indexers{podOwnerIndex: indexPodByOwner}); err != nil {
-		return nil, fmt.Errorf("replicaset controller: index pods: %w", err)
-	}
-	c.podLister = podInformer.Lister()
-	c.podIndexer = podInformer.Informer().GetIndexer()
-	c.podsSynced = podInformer.Informer().HasSynced
-	return c, nil
+// NewReplication builds the replication controller: the same controller
+// over core/v1 ReplicationControllers, on cc's shared ReplicationController
+// and Pod informers, as kube's replication manager wraps its ReplicaSet
+// controller. It implements controllers.Constructor.
+func NewReplication(cc *controllers.Context) (controllers.Controller, error) {
+	return newWorkloadController(cc, replicationControllers(cc), "replicationmanager", ReplicationComponent)
 }
 
 func indexByControllerUID(obj interface{}) ([]string, error) {
-	rs, ok := obj.(*appsv1.ReplicaSet)
+	m, ok := obj.(metav1.Object)
 	if !ok {
 		return nil, nil
 	}
-	ref := metav1.GetControllerOfNoCopy(rs)
+	ref := metav1.GetControllerOfNoCopy(m)
 	if ref == nil {
 		return nil, nil
 	}
@@ -172,7 +151,7 @@ func (c *Controller) podsOf(rs *appsv1.ReplicaSet) ([]*corev1.Pod, error) {
 	for _, key := range []string{string(rs.UID), orphanKey(rs.Namespace)} {
 		objs, err := c.podIndexer.ByIndex(podOwnerIndex, key)
 		if err != nil {
-			return nil, fmt.Errorf("pods of replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
+			return nil, fmt.Errorf("pods of %s %s/%s: %w", c.w.noun, rs.Namespace, rs.Name, err)
 		}
 		for _, o := range objs {
 			if pod, ok := o.(*corev1.Pod); ok && pod.Namespace == rs.Namespace {
@@ -191,7 +170,7 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		Queue:     c.queue,
 		Reconcile: c.sync,
 		OnError: func(key string, err error) {
-			c.log.Info("sync failed, will retry", "replicaset", key, "err", err)
+			c.log.Info("sync failed, will retry", c.w.noun, key, "err", err)
 		},
 	}.Run(ctx, workers)
 }
@@ -212,14 +191,22 @@ func (c *Controller) enqueueAfter(rs *appsv1.ReplicaSet, d time.Duration) {
 	c.queue.AddAfter(key, d)
 }
 
-func (c *Controller) addRS(obj interface{}) { c.enqueue(obj.(*appsv1.ReplicaSet)) }
+func (c *Controller) addRS(obj interface{}) {
+	if rs, ok := c.w.toRS(obj); ok {
+		c.enqueue(rs)
+	}
+}
 
 func (c *Controller) updateRS(oldObj, newObj interface{}) {
-	oldRS, curRS := oldObj.(*appsv1.ReplicaSet), newObj.(*appsv1.ReplicaSet)
+	oldRS, ok := c.w.toRS(oldObj)
+	curRS, ok2 := c.w.toRS(newObj)
+	if !ok || !ok2 {
+		return
+	}
 	if oldRS.UID != curRS.UID {
 		// Deleted and recreated under the same name between two events.
 		key, _ := cache.MetaNamespaceKeyFunc(oldRS)
-		c.deleteRS(cache.DeletedFinalStateUnknown{Key: key, Obj: oldRS})
+		c.deleteRS(cache.DeletedFinalStateUnknown{Key: key, Obj: oldObj})
 	}
 	// Every update is synced, not only spec changes: a resync then retries
 	// ReplicaSets whose last creations failed.
@@ -227,7 +214,10 @@ func (c *Controller) updateRS(oldObj, newObj interface{}) {
 }
 
 func (c *Controller) deleteRS(obj interface{}) {
-	rs, ok := controllers.Deleted[*appsv1.ReplicaSet](obj)
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	rs, ok := c.w.toRS(obj)
 	if !ok {
 		return
 	}
@@ -240,28 +230,41 @@ func (c *Controller) deleteRS(obj interface{}) {
 	c.queue.Add(key)
 }
 
-// resolveControllerRef returns the ReplicaSet ref names, if it is one and
-// still the same object (same UID).
+// resolveControllerRef returns the object of the workload's kind ref
+// names, if it is one and still the same object (same UID).
 func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref.Kind != controllerKind.Kind {
+	if ref.Kind != c.w.kind.Kind {
 		return nil
 	}
-	rs, err := c.rsLister.ReplicaSets(namespace).Get(ref.Name)
-	if err != nil || rs.UID != ref.UID {
+	rs := c.cached(namespace, ref.Name)
+	if rs == nil || rs.UID != ref.UID {
 		return nil
 	}
 	return rs
 }
 
-// podReplicaSets returns the ReplicaSets whose selector matches an orphan
-// pod, which may want to adopt it.
+// podReplicaSets returns the objects whose selector matches an orphan
+// pod, which may want to adopt it. A nil or empty selector matches
+// nothing, as in kube's listers.
 func (c *Controller) podReplicaSets(pod *corev1.Pod) []*appsv1.ReplicaSet {
-	rss, err := c.rsLister.GetPodReplicaSets(pod)
+	objs, err := c.rsIndexer.ByIndex(cache.NamespaceIndex, pod.Namespace)
 	if err != nil {
 		return nil
 	}
+	var rss []*appsv1.ReplicaSet
+	for _, o := range objs {
+		rs, ok := c.w.toRS(o)
+		if !ok {
+			continue
+		}
+		selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
+		if err != nil || selector.Empty() || !selector.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		rss = append(rss, rs)
+	}
 	if len(rss) > 1 {
-		c.log.Warn("more than one ReplicaSet selects a pod", "pod", pod.Namespace+"/"+pod.Name, "labels", pod.Labels)
+		c.log.Warn("more than one "+c.w.kind.Kind+" selects a pod", "pod", pod.Namespace+"/"+pod.Name, "labels", pod.Labels)
 	}
 	return rss
 }
@@ -359,14 +362,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	rs, err := c.rsLister.ReplicaSets(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
+	rs := c.cached(namespace, name)
+	if rs == nil {
 		c.expectations.Forget(key)
 		c.written.forget(key)
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("get replicaset %s: %w", key, err)
 	}
 	// A status written by the last sync that the cache has not shown yet:
 	// start from it, or this sync's write would conflict (and cost a read
@@ -376,7 +376,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
 		// No retry fixes a selector: report it once and wait for an edit.
-		c.log.Error("replicaset has an invalid selector", "replicaset", key, "err", err)
+		c.log.Error(c.w.noun+" has an invalid selector", c.w.noun, key, "err", err)
 		return nil
 	}
 	// Our pods whatever their labels, to also release those that no longer
@@ -403,7 +403,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	now := c.clock.Now()
 	status := calculateStatus(rs, active, terminating, manageErr, now)
-	updated, err := updateStatus(ctx, c.client.AppsV1().ReplicaSets(namespace), rs.DeepCopy(), status)
+	if !c.w.terminatingReplicas {
+		status.TerminatingReplicas = nil
+	}
+	updated, err := updateStatus(ctx, c.w, rs.DeepCopy(), status)
 	if err != nil {
 		return errors.Join(manageErr, err)
 	}
@@ -428,7 +431,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, active []*c
 	case diff < 0:
 		n := min(-diff, burstReplicas)
 		c.expectations.ExpectCreations(key, n)
-		c.log.Debug("too few replicas", "replicaset", key, "need", replicas(rs), "creating", n)
+		c.log.Debug("too few replicas", c.w.noun, key, "need", replicas(rs), "creating", n)
 		created, err := controllers.SlowStartBatch(n, slowStartInitialBatchSize, func() error { return c.createPod(ctx, rs) })
 		// Creations never attempted, or refused, will never be observed.
 		for i := created; i < n; i++ {
@@ -437,7 +440,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, active []*c
 		return err
 	case diff > 0:
 		n := min(diff, burstReplicas)
-		c.log.Debug("too many replicas", "replicaset", key, "need", replicas(rs), "deleting", n)
+		c.log.Debug("too many replicas", c.w.noun, key, "need", replicas(rs), "deleting", n)
 		victims := podsToDelete(active, c.relatedPods(rs), n, c.clock.Now())
 		podKeys := make([]string, len(victims))
 		for i, p := range victims {
@@ -473,7 +476,7 @@ func (c *Controller) manageReplicas(ctx context.Context, key string, active []*c
 // server's error, unwrapped: its message becomes the ReplicaFailure
 // condition's, as on a real cluster.
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	pod := podFromTemplate(&rs.Spec.Template, rs.Name, metav1.NewControllerRef(rs, controllerKind))
+	pod := podFromTemplate(&rs.Spec.Template, rs.Name, metav1.NewControllerRef(rs, c.w.kind))
 	if len(pod.Labels) == 0 {
 		return errors.New("unable to create pods, no labels")
 	}
@@ -484,11 +487,11 @@ func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error
 			// neither reports nor retries this.
 			return nil
 		}
-		c.recorder.Eventf(rs, corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
+		c.recorder.Eventf(c.w.object(rs), corev1.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
 		return err
 	}
-	c.log.Debug("created pod", "replicaset", rs.Namespace+"/"+rs.Name, "pod", created.Name)
-	c.recorder.Eventf(rs, corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", created.Name)
+	c.log.Debug("created pod", c.w.noun, rs.Namespace+"/"+rs.Name, "pod", created.Name)
+	c.recorder.Eventf(c.w.object(rs), corev1.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %v", created.Name)
 	return nil
 }
 
@@ -499,10 +502,10 @@ func (c *Controller) deletePodOf(ctx context.Context, rs *appsv1.ReplicaSet, nam
 		return err
 	}
 	if err != nil {
-		c.recorder.Eventf(rs, corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
+		c.recorder.Eventf(c.w.object(rs), corev1.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
 		return fmt.Errorf("unable to delete pods: %w", err)
 	}
-	c.recorder.Eventf(rs, corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %v", name)
+	c.recorder.Eventf(c.w.object(rs), corev1.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %v", name)
 	return nil
 }
 
@@ -515,7 +518,9 @@ func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
 		if objs, err := c.rsIndexer.ByIndex(controllerUIDIndex, string(ref.UID)); err == nil {
 			siblings = siblings[:0]
 			for _, o := range objs {
-				siblings = append(siblings, o.(*appsv1.ReplicaSet))
+				if s, ok := c.w.toRS(o); ok {
+					siblings = append(siblings, s)
+				}
 			}
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/kubectl/pkg/util/podutils"
 )
 
@@ -98,26 +97,26 @@ func removeCondition(s *appsv1.ReplicaSetStatus, t appsv1.ReplicaSetConditionTyp
 // updateStatus writes status to rs (a copy the caller owns) unless nothing
 // changed, recording the generation it acted on. It retries once, on a
 // fresh read, as kube's controller does.
-func updateStatus(ctx context.Context, c typedappsv1.ReplicaSetInterface, rs *appsv1.ReplicaSet, status appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
+func updateStatus(ctx context.Context, w *workload, rs *appsv1.ReplicaSet, status appsv1.ReplicaSetStatus) (*appsv1.ReplicaSet, error) {
 	status.ObservedGeneration = rs.Generation
 	if apiequality.Semantic.DeepEqual(rs.Status, status) {
 		return rs, nil
 	}
 	for attempt := 0; ; attempt++ {
 		rs.Status = status
-		updated, err := c.UpdateStatus(ctx, rs, metav1.UpdateOptions{})
+		updated, err := w.updateStatus(ctx, rs)
 		if err == nil {
 			return updated, nil
 		}
 		if attempt >= 1 {
-			return nil, fmt.Errorf("update status of replicaset %s/%s: %w", rs.Namespace, rs.Name, err)
+			return nil, fmt.Errorf("update status of %s %s/%s: %w", w.noun, rs.Namespace, rs.Name, err)
 		}
-		fresh, getErr := c.Get(ctx, rs.Name, metav1.GetOptions{})
+		fresh, getErr := w.get(ctx, rs.Namespace, rs.Name)
 		if getErr != nil {
-			return nil, fmt.Errorf("get replicaset %s/%s: %w", rs.Namespace, rs.Name, getErr)
+			return nil, fmt.Errorf("get %s %s/%s: %w", w.noun, rs.Namespace, rs.Name, getErr)
 		}
 		if fresh.UID != rs.UID {
-			return nil, fmt.Errorf("replicaset %s/%s was replaced while updating its status", rs.Namespace, rs.Name)
+			return nil, fmt.Errorf("%s %s/%s was replaced while updating its status", w.noun, rs.Namespace, rs.Name)
 		}
 		// The status was computed for the generation read first: keep
 		// reporting that one.
