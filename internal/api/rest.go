@@ -768,7 +768,7 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 		}
 		nm.SetResourceVersion(m.GetResourceVersion())
 		obj, m = next, nm
-		strategy.PrepareForUpdate = nil
+		strategy.PrepareForUpdate = strategy.PrepareForStatusUpdate
 	case "":
 		if h.res.HasStatus {
 			copyStatus(obj, current)

@@ -36,6 +36,7 @@ var builtins = []*Resource{
 	roles, roleBindings, clusterRoles, clusterRoleBindings,
 	leases,
 	runtimeClasses,
+	deviceClasses, deviceTaintRules, resourceClaims, resourceClaimTemplates, resourceSlices,
 	eventsEvents,
 	priorityClasses,
 	csiDrivers, csiNodes, csiStorageCapacities, storageClasses, volumeAttachments, volumeAttributesClasses,

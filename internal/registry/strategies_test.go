@@ -67,6 +67,13 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		"gateway.networking.k8s.io/v1/gateways":                             {true, false, tables.Gateway},
 		"gateway.networking.k8s.io/v1/httproutes":                           {true, false, tables.HTTPRoute},
 		"gateway.networking.k8s.io/v1/referencegrants":                      {true, false, tables.ReferenceGrant},
+
+		// Dynamic Resource Allocation.
+		"resource.k8s.io/v1/deviceclasses":          {true, false, tables.DeviceClass},
+		"resource.k8s.io/v1/devicetaintrules":       {true, false, tables.DeviceTaintRule},
+		"resource.k8s.io/v1/resourceclaims":         {false, false, tables.ResourceClaim},
+		"resource.k8s.io/v1/resourceclaimtemplates": {false, false, tables.ResourceClaimTemplate},
+		"resource.k8s.io/v1/resourceslices":         {true, false, tables.ResourceSlice},
 	}
 	for _, r := range All() {
 		key := r.GroupVersion.String() + "/" + r.Name
