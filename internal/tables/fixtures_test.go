@@ -569,6 +569,11 @@ func goldenCases() []goldenCase {
 		{"csistoragecapacity", CSIStorageCapacity, csiStorageCapacityFixtures()},
 		{"volumeattributesclass", VolumeAttributesClass, volumeAttributesClassFixtures()},
 		{"runtimeclass", RuntimeClass, runtimeClassFixtures()},
+		{"deviceclass", DeviceClass, deviceClassFixtures()},
+		{"devicetaintrule", DeviceTaintRule, deviceTaintRuleFixtures()},
+		{"resourceclaim", ResourceClaim, resourceClaimFixtures()},
+		{"resourceclaimtemplate", ResourceClaimTemplate, resourceClaimTemplateFixtures()},
+		{"resourceslice", ResourceSlice, resourceSliceFixtures()},
 		{"role", CreatedAt, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},
