@@ -17,6 +17,7 @@ import (
 	"minik/internal/controllers/nodelifecycle"
 	"minik/internal/controllers/persistentvolume"
 	"minik/internal/controllers/replicaset"
+	"minik/internal/controllers/resourceclaim"
 	"minik/internal/controllers/resourcequota"
 	"minik/internal/controllers/rootcacertpublisher"
 	"minik/internal/controllers/serviceaccount"
@@ -47,5 +48,6 @@ func Controllers() map[string]controllers.Constructor {
 
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 		persistentvolume.Name:    persistentvolume.New,
+		resourceclaim.Name:       resourceclaim.New,
 	}
 }
