@@ -415,6 +415,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := auth.WithUser(r.Context(), user)
+	ctx = registry.WithRequest(ctx, registry.Request{Env: serverEnv{s}, Verb: info.Verb})
 	s.serveLimited(w, r.WithContext(withRequestInfo(ctx, info)), info, user, s.mux)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.log.Debug("request", "verb", info.Verb, "path", r.URL.Path, "took", s.clock.Since(start))

@@ -1,12 +1,14 @@
 package registry
 
 import (
+	"context"
 	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -118,11 +120,23 @@ var resourceClaims = &Resource{
 			}
 		}),
 		PrepareForStatusUpdate: updater(dropDeallocatedStatusDevices),
-		Validate: validator(func(c *resourcev1.ResourceClaim) field.ErrorList {
-			errs := validateObjectMeta(&c.ObjectMeta, true, nameIsDNSSubdomain)
+		Validate: func(ctx context.Context, obj runtime.Object) field.ErrorList {
+			c, ok := obj.(*resourcev1.ResourceClaim)
+			if !ok {
+				return wrongType[*resourcev1.ResourceClaim](obj)
+			}
+			errs := authorizedForAdmin(ctx, c.Spec.Devices.Requests, c.Namespace)
+			errs = append(errs, validateObjectMeta(&c.ObjectMeta, true, nameIsDNSSubdomain)...)
 			return append(errs, validateResourceClaimSpec(&c.Spec, specPath, false)...)
-		}),
-		ValidateUpdate: updateValidator(validateResourceClaimUpdate),
+		},
+		ValidateUpdate: func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+			c, ok := obj.(*resourcev1.ResourceClaim)
+			o, ok2 := old.(*resourcev1.ResourceClaim)
+			if !ok || !ok2 {
+				return wrongType[*resourcev1.ResourceClaim](obj)
+			}
+			return validateResourceClaimUpdate(ctx, c, o)
+		},
 		NoGeneration:   true,
 		Table:          tables.ResourceClaim.Convertor(nil),
 	},
@@ -131,8 +145,18 @@ var resourceClaims = &Resource{
 // validateResourceClaimUpdate is kube's ValidateResourceClaimUpdate
 // (the spec is immutable, as its declarative validation says it) and, for
 // what a write through /status changes, ValidateResourceClaimStatusUpdate.
-func validateResourceClaimUpdate(c, old *resourcev1.ResourceClaim) field.ErrorList {
-	errs := validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+func validateResourceClaimUpdate(ctx context.Context, c, old *resourcev1.ResourceClaim) field.ErrorList {
+	var errs field.ErrorList
+	if !apiequality.Semantic.DeepEqual(c.Status, old.Status) {
+		// Who may write what of the status, as kube's status strategy
+		// asks before validating.
+		errs = append(errs, authorizedForAdminStatus(ctx, &c.Status, &old.Status, c.Namespace)...)
+		errs = append(errs, authorizedForBinding(ctx, &c.Status, &old.Status)...)
+		if c.Status.Allocation != nil {
+			errs = append(errs, authorizedForDeviceStatus(ctx, &c.Status, &old.Status, c.Namespace)...)
+		}
+	}
+	errs = append(errs, validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)...)
 	errs = append(errs, validateImmutableDeclared(c.Spec, old.Spec, specPath)...)
 	if !apiequality.Semantic.DeepEqual(c.Status, old.Status) {
 		errs = append(errs, validateResourceClaimStatusUpdate(&c.Status, &old.Status, c.DeletionTimestamp != nil, gatherRequestNames(&c.Spec.Devices), field.NewPath("status"))...)
@@ -235,7 +259,13 @@ var resourceClaimTemplates = &Resource{
 	Namespaced: true, DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default:  defaulter(func(t *resourcev1.ResourceClaimTemplate) { defaultResourceClaimSpec(&t.Spec.Spec) }),
-		Validate: validator(validateResourceClaimTemplate),
+		Validate: func(ctx context.Context, obj runtime.Object) field.ErrorList {
+			t, ok := obj.(*resourcev1.ResourceClaimTemplate)
+			if !ok {
+				return wrongType[*resourcev1.ResourceClaimTemplate](obj)
+			}
+			return append(authorizedForAdmin(ctx, t.Spec.Spec.Devices.Requests, t.Namespace), validateResourceClaimTemplate(t)...)
+		},
 		ValidateUpdate: updateValidator(func(t, old *resourcev1.ResourceClaimTemplate) field.ErrorList {
 			errs := validateResourceClaimTemplate(t)
 			errs = append(errs, validateObjectMetaUpdate(&t.ObjectMeta, &old.ObjectMeta)...)
