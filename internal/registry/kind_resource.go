@@ -137,8 +137,8 @@ var resourceClaims = &Resource{
 			}
 			return validateResourceClaimUpdate(ctx, c, o)
 		},
-		NoGeneration:   true,
-		Table:          tables.ResourceClaim.Convertor(nil),
+		NoGeneration: true,
+		Table:        tables.ResourceClaim.Convertor(nil),
 	},
 }
 
@@ -258,7 +258,7 @@ var resourceClaimTemplates = &Resource{
 	GroupVersion: resourceV1, Name: "resourceclaimtemplates", SingularName: "resourceclaimtemplate", Kind: "ResourceClaimTemplate",
 	Namespaced: true, DeleteReturnsObject: true,
 	Strategy: Strategy{
-		Default:  defaulter(func(t *resourcev1.ResourceClaimTemplate) { defaultResourceClaimSpec(&t.Spec.Spec) }),
+		Default: defaulter(func(t *resourcev1.ResourceClaimTemplate) { defaultResourceClaimSpec(&t.Spec.Spec) }),
 		Validate: func(ctx context.Context, obj runtime.Object) field.ErrorList {
 			t, ok := obj.(*resourcev1.ResourceClaimTemplate)
 			if !ok {
