@@ -452,6 +452,7 @@ func (s *Server) authorize(ctx context.Context, u *auth.User, info *RequestInfo)
 		User: u, Verb: info.Verb, IsResource: info.IsResourceRequest,
 		APIGroup: info.APIGroup, APIVersion: info.APIVersion, Namespace: info.Namespace,
 		Resource: info.Resource, Subresource: info.Subresource, Name: info.Name, Path: info.Path,
+		FieldSelector: info.FieldSelector,
 	}
 	d, reason, err := s.authorizer().Authorize(ctx, attrs)
 	if d == auth.Allow {
