@@ -40,6 +40,8 @@ func TestDeviceClassValidation(t *testing.T) {
 			"spec.config[0].opaque: Required value\n" +
 				"spec.config[1].opaque.driver: Required value\n" +
 				`spec.config[1].opaque.parameters: Invalid value: "<value omitted>": must be a valid JSON object`},
+		{"an opaque configuration's driver is a DNS subdomain in any case", classHead + `spec: {config: [{opaque: {driver: Gpu.Example.com, parameters: {}}}, {opaque: {driver: gpu_example, parameters: {}}}]}`,
+			`spec.config[1].opaque.driver: Invalid value: "gpu_example": an RFC 1123 subdomain must consist of alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'Example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
 		{"an extended resource name is one a pod may request", classHead + "spec: {extendedResourceName: cpu}",
 			`spec.extendedResourceName: Invalid value: "cpu": must be a valid extended resource name`},
 	})
@@ -159,7 +161,7 @@ func TestResourceClaimStatusValidation(t *testing.T) {
 		upd, old := claimWithStatus(t, "{"+allocation+"}")
 		old.Status = *upd.Status.DeepCopy()
 		upd.Status.Allocation.Devices.Results[0].Device = "gpu-1"
-		if got := messages(update(upd, old)); got != "status.allocation: Invalid value: null: field is immutable" {
+		if got := messages(update(upd, old)); got != "status.allocation: Invalid value: null: field cannot be modified once set" {
 			t.Errorf("errors: %s", got)
 		}
 	})

@@ -84,6 +84,24 @@ func validateShareID(uid string, p *field.Path) field.ErrorList {
 	return nil
 }
 
+// validateDriverNameDeclared is the driver name check of v1.37's
+// declarative validation (required, at most 63 characters, a DNS
+// subdomain in any case), which replaces the handwritten one for opaque
+// configuration and allocation results.
+func validateDriverNameDeclared(name string, p *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	var errs field.ErrorList
+	if len(name) > resourcev1.DriverNameMaxLength {
+		errs = append(errs, field.TooLong(p, "", resourcev1.DriverNameMaxLength))
+	}
+	for _, msg := range content.IsDNS1123SubdomainCaseless(name) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	return errs
+}
+
 // ---- ResourceClaim spec ----
 
 // requestNames maps a claim's request names to their subrequests' names.
@@ -279,7 +297,7 @@ func validateDeviceConfiguration(c resourcev1.DeviceConfiguration, p *field.Path
 		return field.ErrorList{field.Required(p.Child("opaque"), "")}
 	}
 	op := p.Child("opaque")
-	errs := validateCSIDriverName(c.Opaque.Driver, op.Child("driver"))
+	errs := validateDriverNameDeclared(c.Opaque.Driver, op.Child("driver"))
 	return append(errs, validateRawExtension(c.Opaque.Parameters, op.Child("parameters"), stored, resourcev1.OpaqueParametersMaxLength)...)
 }
 
@@ -346,7 +364,11 @@ func validateResourceClaimStatusUpdate(st, old *resourcev1.ResourceClaimStatus, 
 	}
 	switch {
 	case old.Allocation != nil && st.Allocation != nil:
-		errs = append(errs, validateImmutableDeclared(st.Allocation, old.Allocation, p.Child("allocation"))...)
+		// Declarative validation's +k8s:update=NoModify, enforced at beta
+		// in place of the handwritten immutability check.
+		if !apiequality.Semantic.DeepEqual(st.Allocation, old.Allocation) {
+			errs = append(errs, field.Invalid(p.Child("allocation"), nil, "field cannot be modified once set"))
+		}
 	case st.Allocation != nil:
 		errs = append(errs, validateAllocationResult(st.Allocation, p.Child("allocation"), names)...)
 	}
@@ -358,7 +380,7 @@ func validateAllocationResult(a *resourcev1.AllocationResult, p *field.Path, nam
 	errs := validateResourceSlice(a.Devices.Results, resourcev1.AllocationResultsMaxSize,
 		func(r resourcev1.DeviceRequestAllocationResult, p *field.Path) field.ErrorList {
 			errs := validateRequestNameRef(r.Request, p.Child("request"), names)
-			errs = append(errs, validateCSIDriverName(r.Driver, p.Child("driver"))...)
+			errs = append(errs, validateDriverNameDeclared(r.Driver, p.Child("driver"))...)
 			errs = append(errs, validatePoolName(r.Pool, p.Child("pool"))...)
 			errs = append(errs, validateDNS1123Label(r.Device, p.Child("device"))...)
 			errs = append(errs, validateBindingConditions(r.BindingConditions, r.BindingFailureConditions, p)...)
