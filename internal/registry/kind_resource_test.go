@@ -147,6 +147,10 @@ func TestResourceClaimStatusValidation(t *testing.T) {
 				"status.allocation.devices.results[0].pool: Required value\n" +
 				`status.allocation.devices.results[0].device: Invalid value: "GPU": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')` + "\n" +
 				`status.allocation.devices.config[0].source: Unsupported value: "Elsewhere": supported values: "FromClaim", "FromClass"`},
+		{"declarative checks of pools and share IDs", "{allocation: {devices: {results: [{request: gpu, driver: gpu.example.com, pool: 'a//B', device: gpu-0, shareID: not-a-uid}]}}}",
+			`status.allocation.devices.results[0].pool: Invalid value: "a//B": segment 1: must not be empty` + "\n" +
+				`status.allocation.devices.results[0].pool: Invalid value: "B": segment 2: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')` + "\n" +
+				`status.allocation.devices.results[0].shareID: Invalid value: "not-a-uid": must be a lowercase UUID in 8-4-4-4-12 format`},
 		{"device status is of allocated devices", "{" + allocation + ", devices: [{driver: gpu.example.com, pool: node-1, device: gpu-1, conditions: []}]}",
 			`status.devices[0]: Invalid value: "gpu.example.com/node-1/gpu-1": must be an allocated device in the claim`},
 	} {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,11 +13,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/operation"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/api/validate"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +36,9 @@ import (
 // pkg/apis/resource/validation, on the v1 types, with v1.37's default
 // gates. Where v1.37's declarative validation (enforced at beta) answers
 // differently from the handwritten code it covers, the declarative answer
-// is kept (a device attribute's union, the claim spec's immutability).
+// is kept (a device attribute's union, the claim spec's immutability,
+// constraint attribute names, allocation results' pools and share IDs),
+// with apimachinery's validate functions where they are exported.
 // CEL selectors compile with k8s.io/dynamic-resource-allocation/cel, the
 // compiler kube-apiserver uses.
 
@@ -72,16 +76,6 @@ func validatePoolName(name string, p *field.Path) field.ErrorList {
 		errs = append(errs, validateDNS1123Subdomain(part, p)...)
 	}
 	return errs
-}
-
-func validateShareID(uid string, p *field.Path) field.ErrorList {
-	if err := uuid.Validate(uid); err != nil {
-		return field.ErrorList{field.Invalid(p, uid, fmt.Sprintf("error validating uid: %v", err))}
-	}
-	if len(uid) != 36 || uid != strings.ToLower(uid) {
-		return field.ErrorList{field.Invalid(p, uid, "uid must be in RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters")}
-	}
-	return nil
 }
 
 // validateDriverNameDeclared is the driver name check of v1.37's
@@ -266,9 +260,9 @@ func validateDeviceConstraint(c resourcev1.DeviceConstraint, p *field.Path, name
 		func(s string) string { return s }, p.Child("requests"))
 	switch {
 	case c.MatchAttribute != nil:
-		errs = append(errs, validateFullyQualifiedName(*c.MatchAttribute, p.Child("matchAttribute"))...)
+		errs = append(errs, validate.ResourceFullyQualifiedName(context.Background(), operation.Operation{}, p.Child("matchAttribute"), c.MatchAttribute, nil)...)
 	case c.DistinctAttribute != nil:
-		errs = append(errs, validateFullyQualifiedName(*c.DistinctAttribute, p.Child("distinctAttribute"))...)
+		errs = append(errs, validate.ResourceFullyQualifiedName(context.Background(), operation.Operation{}, p.Child("distinctAttribute"), c.DistinctAttribute, nil)...)
 	default:
 		errs = append(errs, field.Required(p, `exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set`))
 	}
@@ -381,15 +375,17 @@ func validateAllocationResult(a *resourcev1.AllocationResult, p *field.Path, nam
 		func(r resourcev1.DeviceRequestAllocationResult, p *field.Path) field.ErrorList {
 			errs := validateRequestNameRef(r.Request, p.Child("request"), names)
 			errs = append(errs, validateDriverNameDeclared(r.Driver, p.Child("driver"))...)
-			errs = append(errs, validatePoolName(r.Pool, p.Child("pool"))...)
+			if r.Pool == "" {
+				errs = append(errs, field.Required(p.Child("pool"), ""))
+			} else {
+				errs = append(errs, validate.ResourcePoolName(context.Background(), operation.Operation{}, p.Child("pool"), &r.Pool, nil)...)
+			}
 			errs = append(errs, validateDNS1123Label(r.Device, p.Child("device"))...)
 			errs = append(errs, validateBindingConditions(r.BindingConditions, r.BindingFailureConditions, p)...)
 			for i, t := range r.Tolerations {
 				errs = append(errs, validateDeviceToleration(t, p.Child("tolerations").Index(i))...)
 			}
-			if r.ShareID != nil {
-				errs = append(errs, validateShareID(string(*r.ShareID), p.Child("shareID"))...)
-			}
+			errs = append(errs, validate.UUID(context.Background(), operation.Operation{}, p.Child("shareID"), r.ShareID, nil)...)
 			return errs
 		}, dp.Child("results"))
 	errs = append(errs, validateResourceSlice(a.Devices.Config, 2*resourcev1.DeviceConfigMaxSize,
@@ -417,9 +413,7 @@ func validateAllocatedDeviceStatus(d resourcev1.AllocatedDeviceStatus, p *field.
 	errs := validateCSIDriverName(d.Driver, p.Child("driver"))
 	errs = append(errs, validatePoolName(d.Pool, p.Child("pool"))...)
 	errs = append(errs, validateDNS1123Label(d.Device, p.Child("device"))...)
-	if d.ShareID != nil {
-		errs = append(errs, validateShareID(*d.ShareID, p.Child("shareID"))...)
-	}
+	errs = append(errs, validate.UUID(context.Background(), operation.Operation{}, p.Child("shareID"), d.ShareID, nil)...)
 	if k := statusKey(&d); !allocated.Has(k) {
 		id := k.driver + "/" + k.pool + "/" + k.device
 		if k.shareID != "" {
@@ -831,14 +825,6 @@ func validateQualifiedAttributeName(name resourcev1.QualifiedName, p *field.Path
 		} else {
 			errs = append(errs, validateCIdentifier(parts[1], p)...)
 		}
-	}
-	return errs
-}
-
-func validateFullyQualifiedName(name resourcev1.FullyQualifiedName, p *field.Path) field.ErrorList {
-	errs := validateQualifiedAttributeName(resourcev1.QualifiedName(name), p)
-	if !strings.Contains(string(name), "/") {
-		errs = append(errs, field.Invalid(p, name, "a fully qualified name must be a domain and a name separated by a slash"))
 	}
 	return errs
 }
