@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/endpoints/deprecation"
 
 	"minik/internal/admission"
@@ -749,6 +750,10 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 	required := m.GetResourceVersion()
 	if required != "" && required != cm.GetResourceVersion() {
 		return nil, false, conflict(h.res, m.GetName())
+	}
+	if req, ok := registry.RequestFrom(ctx); ok && required == "" && req.Verb == "update" && h.res.Strategy.RequireResourceVersion {
+		return nil, false, apierrors.NewInvalid(h.res.GroupVersionKind().GroupKind(), m.GetName(),
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
 	}
 	// An unconditional update is checked against the object it replaces.
 	m.SetResourceVersion(cm.GetResourceVersion())

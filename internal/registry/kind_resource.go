@@ -64,9 +64,8 @@ var deviceClasses = &Resource{
 // deviceTaintRules: a rule taints the devices its selector picks. Its
 // status (conditions) is written through /status. A change of the taint's
 // effect that keeps timeAdded moves timeAdded to now, as kube's strategy
-// does. kube's v1 registry answers DELETE with a Status and refuses
-// updates without a resourceVersion; minik answers the Status and accepts
-// unconditional updates.
+// does. As kube's v1 registry, DELETE answers a Status and an update must
+// name the resourceVersion it replaces.
 var deviceTaintRules = &Resource{
 	GroupVersion: resourceV1, Name: "devicetaintrules", SingularName: "devicetaintrule", Kind: "DeviceTaintRule",
 	HasStatus: true,
@@ -86,7 +85,8 @@ var deviceTaintRules = &Resource{
 			errs = append(errs, validateDeviceTaintRuleSpec(&r.Spec, &old.Spec, specPath)...)
 			return append(errs, validateDeviceTaintRuleStatus(&r.Status)...)
 		}),
-		Table: tables.DeviceTaintRule.Convertor(nil),
+		RequireResourceVersion: true,
+		Table:                  tables.DeviceTaintRule.Convertor(nil),
 	},
 }
 

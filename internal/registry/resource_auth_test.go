@@ -9,6 +9,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -139,5 +140,40 @@ func bind(t *testing.T, cs kubernetes.Interface, ns, user, kind, role string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeviceTaintRuleUpdatesNameTheirVersion: as kube's v1 registry, a
+// DeviceTaintRule update must name the resourceVersion it replaces; a
+// patch need not.
+func TestDeviceTaintRuleUpdatesNameTheirVersion(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{})
+	cs := srv.Client(t)
+	ctx := context.Background()
+	rule := &resourcev1.DeviceTaintRule{ObjectMeta: metav1.ObjectMeta{Name: "maintenance"}, Spec: resourcev1.DeviceTaintRuleSpec{
+		Taint: resourcev1.DeviceTaint{Key: "example.com/maintenance", Effect: resourcev1.DeviceTaintEffectNoSchedule},
+	}}
+	created, err := cs.ResourceV1().DeviceTaintRules().Create(ctx, rule, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Spec.Taint.TimeAdded == nil || created.Generation != 1 {
+		t.Errorf("created with timeAdded %v, generation %d; want a time and 1", created.Spec.Taint.TimeAdded, created.Generation)
+	}
+	upd := created.DeepCopy()
+	upd.ResourceVersion = ""
+	upd.Spec.Taint.Value = "planned"
+	_, err = cs.ResourceV1().DeviceTaintRules().Update(ctx, upd, metav1.UpdateOptions{})
+	want := `DeviceTaintRule.resource.k8s.io "maintenance" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`
+	if !apierrors.IsInvalid(err) || err.Error() != want {
+		t.Fatalf("update without a resourceVersion: %v\nwant %s", err, want)
+	}
+	upd.ResourceVersion = created.ResourceVersion
+	got, err := cs.ResourceV1().DeviceTaintRules().Update(ctx, upd, metav1.UpdateOptions{})
+	if err != nil || got.Generation != 2 {
+		t.Fatalf("update: %v (generation %d; want 2)", err, got.Generation)
+	}
+	if _, err := cs.ResourceV1().DeviceTaintRules().Patch(ctx, "maintenance", types.MergePatchType, []byte(`{"spec":{"taint":{"value":"unplanned"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patch: %v", err)
 	}
 }
