@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"minik/internal/admission"
 	"minik/internal/tables"
 )
 
@@ -293,14 +296,23 @@ var resourceSlices = &Resource{
 	DeleteReturnsObject: true,
 	Strategy: Strategy{
 		Default: defaulter(defaultResourceSlice),
-		Validate: validator(func(s *resourcev1.ResourceSlice) field.ErrorList {
+		Validate: func(ctx context.Context, obj runtime.Object) field.ErrorList {
+			s, ok := obj.(*resourcev1.ResourceSlice)
+			if !ok {
+				return wrongType[*resourcev1.ResourceSlice](obj)
+			}
 			errs := validateObjectMeta(&s.ObjectMeta, false, nameIsDNSSubdomain)
-			return append(errs, validateResourceSliceSpec(&s.Spec, nil, specPath)...)
-		}),
-		ValidateUpdate: updateValidator(func(s, old *resourcev1.ResourceSlice) field.ErrorList {
-			errs := validateObjectMetaUpdate(&s.ObjectMeta, &old.ObjectMeta)
-			return append(errs, validateResourceSliceSpec(&s.Spec, &old.Spec, specPath)...)
-		}),
+			return warnUppercaseDriver(ctx, s, append(errs, validateResourceSliceSpec(&s.Spec, nil, specPath)...))
+		},
+		ValidateUpdate: func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+			s, ok := obj.(*resourcev1.ResourceSlice)
+			o, ok2 := old.(*resourcev1.ResourceSlice)
+			if !ok || !ok2 {
+				return wrongType[*resourcev1.ResourceSlice](obj)
+			}
+			errs := validateObjectMetaUpdate(&s.ObjectMeta, &o.ObjectMeta)
+			return warnUppercaseDriver(ctx, s, append(errs, validateResourceSliceSpec(&s.Spec, &o.Spec, specPath)...))
+		},
 		Fields: selectable(func(s *resourcev1.ResourceSlice) fields.Set {
 			node := ""
 			if s.Spec.NodeName != nil {
@@ -314,6 +326,15 @@ var resourceSlices = &Resource{
 		}),
 		Table: tables.ResourceSlice.Convertor(nil),
 	},
+}
+
+// warnUppercaseDriver sends kube's warning about a valid slice whose
+// driver name is not lower case, and returns errs.
+func warnUppercaseDriver(ctx context.Context, s *resourcev1.ResourceSlice, errs field.ErrorList) field.ErrorList {
+	if len(errs) == 0 && s.Spec.Driver != strings.ToLower(s.Spec.Driver) {
+		admission.AddWarning(ctx, fmt.Sprintf("spec.driver: driver names should be lowercase; %q contains uppercase characters", s.Spec.Driver))
+	}
+	return errs
 }
 
 // defaultResourceSlice is kube's v1 defaulting (taints' timeAdded) with

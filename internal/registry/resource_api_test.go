@@ -177,3 +177,32 @@ func TestDeviceTaintRuleUpdatesNameTheirVersion(t *testing.T) {
 		t.Fatalf("patch: %v", err)
 	}
 }
+
+// warnings collects the warnings an API server sends.
+type warnings struct{ texts []string }
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) { w.texts = append(w.texts, text) }
+
+// TestResourceSliceDriverWarning: a slice whose driver name is not lower
+// case is stored, with kube's warning.
+func TestResourceSliceDriverWarning(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{})
+	w := &warnings{}
+	cfg := rest.CopyConfig(srv.RESTConfig)
+	cfg.WarningHandler = w
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := "node-1"
+	s := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "gpus"}, Spec: resourcev1.ResourceSliceSpec{
+		Driver: "GPU.example.com", NodeName: &node, Pool: resourcev1.ResourcePool{Name: "node-1", ResourceSliceCount: 1},
+	}}
+	if _, err := cs.ResourceV1().ResourceSlices().Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `spec.driver: driver names should be lowercase; "GPU.example.com" contains uppercase characters`
+	if len(w.texts) != 1 || w.texts[0] != want {
+		t.Errorf("warnings %q; want %q", w.texts, want)
+	}
+}
