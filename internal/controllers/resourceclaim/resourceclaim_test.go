@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"minik/internal/controllers/ctrltest"
+	"minik/internal/controllers/garbagecollector"
 	"minik/internal/controllers/resourceclaim"
 	"minik/internal/testserver"
 )
@@ -207,4 +208,31 @@ func allocate(t *testing.T, cs kubernetes.Interface, name string) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestGeneratedClaimGoesWithItsPod: the garbage collector deletes the
+// claim made for a pod once the pod is gone, as in kube.
+func TestGeneratedClaimGoesWithItsPod(t *testing.T) {
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{resourceclaim.Name, garbagecollector.Name}})
+	cs := srv.Client(t)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	templateName := "tmpl"
+	template := &resourcev1.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: templateName}, Spec: resourcev1.ResourceClaimTemplateSpec{Spec: gpuSpec()}}
+	if _, err := cs.ResourceV1().ResourceClaimTemplates(ns).Create(ctx, template, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods(ns).Create(ctx, podUsing("p", "", corev1.PodResourceClaim{Name: "gpu", ResourceClaimTemplateName: &templateName}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claim := claimOf(t, cs, "p", "")
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctrltest.Wait(t, "the claim deleted with its pod", func() bool {
+		_, err := cs.ResourceV1().ResourceClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
 }
