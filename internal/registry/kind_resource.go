@@ -37,9 +37,9 @@ import (
 // resourceV1 is resource.k8s.io/v1.
 var resourceV1 = schema.GroupVersion{Group: "resource.k8s.io", Version: "v1"}
 
-// ResourceClaimsGroupResource is resource.k8s.io's resourceclaims, which
-// the resourceclaim controller writes.
-var ResourceClaimsGroupResource = schema.GroupResource{Group: resourceV1.Group, Resource: "resourceclaims"}
+// resourceClaimsGR is resource.k8s.io's resourceclaims, as the claim
+// authorization checks name them.
+var resourceClaimsGR = schema.GroupResource{Group: resourceV1.Group, Resource: "resourceclaims"}
 
 // ---- DeviceClass ----
 

@@ -208,7 +208,7 @@ func authorizeClaimSubresource(ctx context.Context, req Request, verb, sub, ns, 
 	if msg != "" {
 		full += ": " + msg
 	}
-	return apierrors.NewForbidden(ResourceClaimsGroupResource, name, errors.New(full))
+	return apierrors.NewForbidden(resourceClaimsGR, name, errors.New(full))
 }
 
 func isServiceAccountUser(name string) bool {
