@@ -90,6 +90,7 @@ func validateDriverNameDeclared(name string, p *field.Path) field.ErrorList {
 	if len(name) > resourcev1.DriverNameMaxLength {
 		errs = append(errs, field.TooLong(p, "", resourcev1.DriverNameMaxLength))
 	}
+	//lint:ignore SA1019 kube v1.37's declarative validation checks driver names caseless, so does minik.
 	for _, msg := range content.IsDNS1123SubdomainCaseless(name) {
 		errs = append(errs, field.Invalid(p, name, msg))
 	}
