@@ -762,6 +762,15 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 	bumpsGeneration := sub == ""
 	switch sub {
 	case "status":
+		if ss := strategy.Status; ss != nil {
+			// The kind's own status strategy merges and validates.
+			next := ss.Merge(current.DeepCopyObject(), obj)
+			nm, _ := meta.Accessor(next)
+			nm.SetResourceVersion(m.GetResourceVersion())
+			obj, m = next, nm
+			strategy.PrepareForUpdate, strategy.ValidateUpdate = nil, ss.ValidateUpdate
+			break
+		}
 		// Only the status (and, for some kinds, annotations) changes
 		// through /status, and the main resource's update preparation does
 		// not apply.

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
@@ -26,10 +28,14 @@ type GetOptions struct {
 	WatchOnly         bool
 	IgnoreNotFound    bool
 	ChunkSize         int64
+	// Raw is --raw: a URI to GET from the server, its body printed as is.
+	Raw string
 
 	// BaseName is the root command's name, used in messages.
 	BaseName string
 	Streams  IOStreams
+	// RawClient makes the --raw request.
+	RawClient *rest.RESTClient
 
 	Mapper     meta.RESTMapper
 	Categories restmapper.CategoryExpander
@@ -88,6 +94,7 @@ By specifying the output as 'jsonpath' and providing a JSONPath expression as th
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", o.LabelSelector, "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.(e.g. -l key1=value1,key2=value2,key3 in (value3)). Matching objects must satisfy all of the specified label constraints.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", o.FieldSelector, "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
+	cmd.Flags().StringVar(&o.Raw, "raw", o.Raw, "Raw URI to request from the server.  Uses the transport specified by the kubeconfig file.")
 	return cmd
 }
 
@@ -96,6 +103,17 @@ func (o *GetOptions) Complete(f *Factory, cmd *cobra.Command, args []string) err
 	o.Args = args
 	o.BaseName = cmd.Root().Name()
 	var err error
+	if o.Raw != "" {
+		if len(args) > 0 {
+			return fmt.Errorf("arguments may not be passed when --raw is specified")
+		}
+		c, err := f.RESTClientFor(corev1.SchemeGroupVersion)
+		if err != nil {
+			return err
+		}
+		o.RawClient, _ = c.(*rest.RESTClient)
+		return nil
+	}
 	o.Namespace, o.ExplicitNamespace, err = f.Namespace()
 	if err != nil {
 		return err
@@ -122,6 +140,20 @@ func (o *GetOptions) Complete(f *Factory, cmd *cobra.Command, args []string) err
 
 // Validate checks flag combinations.
 func (o *GetOptions) Validate(cmd *cobra.Command) error {
+	if o.Raw != "" {
+		if o.Watch || o.WatchOnly || o.LabelSelector != "" {
+			return fmt.Errorf("--raw may not be specified with other flags that filter the server request or alter the output")
+		}
+		if o.PrintFlags.OutputFormat != "" {
+			return fmt.Errorf("--raw and --output are mutually exclusive")
+		}
+		if _, err := url.ParseRequestURI(o.Raw); err != nil {
+			return fmt.Errorf("--raw must be a valid URL path: %v", err)
+		}
+		if o.RawClient == nil {
+			return fmt.Errorf("--raw: no REST client for the server")
+		}
+	}
 	if o.PrintFlags.ShowLabels {
 		format, _ := o.PrintFlags.outputFormat()
 		if format != "" && format != "wide" {

@@ -11,12 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/rawhttp"
 )
 
 // runGet prints the selected objects: as tables (one group per type, a
 // blank line between groups, names prefixed by kind when several types are
 // shown), or through the -o printer.
 func runGet(ctx context.Context, o *GetOptions) error {
+	if o.Raw != "" {
+		return rawhttp.RawGet(o.RawClient, genericiooptions.IOStreams{In: o.Streams.In, Out: o.Streams.Out, ErrOut: o.Streams.ErrOut}, o.Raw)
+	}
 	if o.Watch || o.WatchOnly {
 		return runWatch(ctx, o)
 	}

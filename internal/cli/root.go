@@ -75,6 +75,7 @@ func NewRootCommand(streams IOStreams) *cobra.Command {
 		NewCmdDebug(f, streams),
 		NewCmdTop(f, streams),
 		NewCmdJourney(f, streams),
+		NewCmdCertificate(f, streams),
 	)
 	return cmd
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"minik/internal/leaderelect"
+	"minik/internal/pki"
 	// promstats is client-go's workqueue metrics provider: every
 	// controller's queue reports workqueue_* under its name.
 	_ "minik/internal/promstats"
@@ -57,6 +58,9 @@ type Context struct {
 	// RootCA is the PEM bundle clients verify the API server with, which
 	// the root-ca-cert-publisher publishes in every namespace.
 	RootCA []byte
+	// ClusterSigner is the CA the csrsigning controller issues
+	// certificates with; nil leaves that controller idle.
+	ClusterSigner *pki.CA
 }
 
 // Controller is a running controller.
@@ -109,6 +113,11 @@ type Config struct {
 	// kube-controller-manager's --root-ca-file; nil means RESTConfig's CA
 	// data, as kube falls back to.
 	RootCA []byte
+	// ClusterSigner is the cluster CA with its key, as
+	// kube-controller-manager's --cluster-signing-cert-file and
+	// --cluster-signing-key-file: the csrsigning controller signs with
+	// it. Nil leaves that controller idle, as kube skips it.
+	ClusterSigner *pki.CA
 }
 
 // DefaultQPS and DefaultBurst are the rate limits of each controller's
@@ -255,6 +264,8 @@ func (m *Manager) run(ctx context.Context, cs kubernetes.Interface, mc metadata.
 		Clock:   m.cfg.Clock,
 		Workers: m.cfg.Workers,
 		RootCA:  m.cfg.RootCA,
+
+		ClusterSigner: m.cfg.ClusterSigner,
 	}
 	var running []Controller
 	for _, name := range m.enabled {

@@ -88,8 +88,18 @@ type Config struct {
 	// invalid means none is given (Services stay <pending>). Its network
 	// and broadcast addresses and NodePortAddress are never given.
 	LoadBalancerPool netip.Prefix
+	// NetworkPolicy, when set, is asked before the Service proxy forwards
+	// a connection to the endpoint it chose (internal/netpol); the
+	// endpoint then sees the client's address.
+	NetworkPolicy NetworkPolicy
 	// Logger logs; nil means slog.Default().
 	Logger *slog.Logger
+}
+
+// NetworkPolicy tells whether a connection from src to dst:port over
+// proto ("TCP") is let through (netpol.Policies).
+type NetworkPolicy interface {
+	Allowed(ctx context.Context, src, dst netip.Addr, port int32, proto string) bool
 }
 
 // DataPlane is the running data plane.
@@ -225,6 +235,7 @@ func (d *DataPlane) Start(ctx context.Context) error {
 
 	if d.cfg.ServiceProxy {
 		d.sproxy = newServiceProxy(svcInf.Lister(), d.index, netip.MustParseAddr(d.cfg.NodePortAddress), d.log.With("part", "service-proxy"))
+		d.sproxy.network = d.cfg.NetworkPolicy
 		d.sproxy.reserve(d.cfg.Reserved)
 		d.sproxy.start(ctx)
 		defer d.sproxy.stop()

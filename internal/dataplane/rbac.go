@@ -25,6 +25,10 @@ func Roles() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding) {
 		ObjectMeta: metav1.ObjectMeta{Name: "system:minik:service-proxy"},
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"services", "nodes"}, Verbs: read},
+			// The network plugin's policy engine (internal/netpol), which
+			// runs as this identity, reads pods, namespaces and policies.
+			{APIGroups: []string{""}, Resources: []string{"pods", "namespaces"}, Verbs: read},
+			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: read},
 			// The LoadBalancer controller writes Services' status.
 			{APIGroups: []string{""}, Resources: []string{"services/status"}, Verbs: []string{"update", "patch"}},
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: read},

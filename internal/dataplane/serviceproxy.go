@@ -39,6 +39,9 @@ type serviceProxy struct {
 
 	// reserved are addresses minikd serves itself (see Config.Reserved).
 	reserved map[string]bool
+	// network, when set, decides which connections NetworkPolicies let
+	// through (Config.NetworkPolicy).
+	network NetworkPolicy
 
 	mu sync.Mutex
 	// listeners maps a listen address to what serves it.
@@ -226,7 +229,13 @@ func (p *serviceProxy) accept(l *proxyListener) {
 func (p *serviceProxy) forward(c net.Conn, l *proxyListener) {
 	defer c.Close()
 	clientIP, _, _ := net.SplitHostPort(c.RemoteAddr().String())
-	be, err := dialBackend(p.ctx, p.index.balancer(l.svc, l.port), clientIP)
+	be, err := p.dialBackend(p.ctx, p.index.balancer(l.svc, l.port), clientIP)
+	if errors.Is(err, errDropped) {
+		// A policy drops the packets: the client hears nothing.
+		p.log.Debug("a network policy dropped the connection", "service", l.svc, "port", l.port, "client", clientIP)
+		hold(c)
+		return
+	}
 	if err != nil {
 		// Nothing to send to: reset, as a REJECT rule would.
 		if tc, ok := c.(*net.TCPConn); ok {
@@ -247,22 +256,48 @@ func (p *serviceProxy) forward(c net.Conn, l *proxyListener) {
 	<-done
 }
 
+// holdDropped bounds how long a dropped connection is held unanswered.
+const holdDropped = 2 * time.Minute
+
+// hold reads and ignores what a dropped connection sends, until its
+// client gives up or holdDropped passes.
+func hold(c net.Conn) {
+	_ = c.SetReadDeadline(time.Now().Add(holdDropped))
+	_, _ = io.Copy(io.Discard, c)
+}
+
 // errNoEndpoint: a Service port has no ready endpoint that accepts.
 var errNoEndpoint = errors.New("no ready endpoint")
 
+// errDropped: a network policy does not let the client reach the
+// endpoint chosen.
+var errDropped = errors.New("dropped by a network policy")
+
 // dialBackend connects to an endpoint of b, trying the next one when one
-// refuses.
-func dialBackend(ctx context.Context, b *balancer, clientIP string) (net.Conn, error) {
+// refuses. The connection comes from the client's address when it is on
+// loopback (a pod's), as the packets of a Service connection keep their
+// source, and the network policies are asked about the endpoint chosen,
+// as they see a Service connection after its translation.
+func (p *serviceProxy) dialBackend(ctx context.Context, b *balancer, clientIP string) (net.Conn, error) {
 	if b == nil {
 		return nil, errNoEndpoint
 	}
-	d := net.Dialer{Timeout: dialTimeout}
+	src, srcErr := netip.ParseAddr(clientIP)
 	skip := map[string]bool{}
 	var last error = errNoEndpoint
 	for range b.size() {
 		addr, ok := b.pick(clientIP, skip)
 		if !ok {
 			break
+		}
+		d := net.Dialer{Timeout: dialTimeout}
+		if dst, err := netip.ParseAddrPort(addr); err == nil && srcErr == nil {
+			if p.network != nil && !p.network.Allowed(ctx, src, dst.Addr(), int32(dst.Port()), "TCP") {
+				return nil, errDropped
+			}
+			if src.IsLoopback() && dst.Addr().IsLoopback() && p.network != nil {
+				d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+			}
 		}
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {

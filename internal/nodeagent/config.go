@@ -55,6 +55,15 @@ type Config struct {
 	// KubeletPort is the port of each node's endpoint (logs) on its
 	// address; zero means 10250.
 	KubeletPort int
+	// FirstBlock is the address block where the search for a new node's
+	// block starts (node i tries FirstBlock+i-1, then the blocks after
+	// it); zero means 1. Tests start at a random block, so that clusters
+	// of test processes running at once, and pods whose containers
+	// outlive a stopped cluster, do not share addresses.
+	FirstBlock int
+	// Network decides which connections between pods NetworkPolicies let
+	// through (internal/netpol); nil lets every one through.
+	Network runtime.Network
 	// WatchPerNode makes each node watch its own pods (field selector
 	// spec.nodeName=<node>), as kubelets do. By default the pool shares one
 	// watch of all bound pods (nodes may read every pod), which spares the
@@ -297,6 +306,12 @@ func (c *Config) validate() error {
 	}
 	if c.Nodes > maxBlock {
 		return fmt.Errorf("--nodes %d: at most %d nodes fit in the loopback address plan", c.Nodes, maxBlock)
+	}
+	if c.FirstBlock == 0 {
+		c.FirstBlock = 1
+	}
+	if c.FirstBlock < 1 || c.FirstBlock+c.Nodes-1 > maxBlock {
+		return fmt.Errorf("first address block %d: %d nodes from it do not fit in blocks 1 to %d", c.FirstBlock, c.Nodes, maxBlock)
 	}
 	if c.NamePrefix == "" {
 		c.NamePrefix = "minik-node-"

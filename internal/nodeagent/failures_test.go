@@ -2,8 +2,10 @@ package nodeagent_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -102,6 +104,59 @@ func TestFailures(t *testing.T) {
 		waitFor(t, 10e9, "the log line", func(ctx context.Context) (bool, error) {
 			out, err := cs.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 			return err == nil && string(out) == "log level is debug\n", nil
+		})
+	})
+
+	t.Run("a subPathExpr that is absolute, climbs or lacks a value is a CreateContainerConfigError until the pod changes", func(t *testing.T) {
+		pod := func(name, value, expr string) *corev1.Pod {
+			return &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"other": "x"}},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "app", Image: "busybox:1.36", Command: []string{"sh", "-c", "tail -f /dev/null"},
+						Env: []corev1.EnvVar{{Name: "POD_NAME", Value: value}, {Name: "ANNOTATION", ValueFrom: &corev1.EnvVarSource{
+							FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.annotations['mysubpath']"}}}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "work", MountPath: "/logs", SubPathExpr: expr}},
+					}},
+					Volumes: []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				},
+			}
+		}
+		for _, c := range []struct{ name, value, expr, msg string }{
+			{"subpath-climbs", "..", "$(POD_NAME)", "unable to provision SubPath `..`: must not contain '..'"},
+			{"subpath-absolute", "/tmp", "$(POD_NAME)", "error SubPath `/tmp` must not be an absolute path"},
+			{"subpath-missing", "foo", "$(ANNOTATION)/$(POD_NAME)", "missing value for ANNOTATION"},
+		} {
+			runPod(t, cs, pod(c.name, c.value, c.expr), "minik-node-2")
+			p := waitPod(t, cs, "default", c.name, "CreateContainerConfigError", func(p *corev1.Pod) bool {
+				return waitingReason(p, "app") == "CreateContainerConfigError"
+			})
+			if msg := containerStatus(p, "app").State.Waiting.Message; msg != c.msg || p.Status.Phase != corev1.PodPending {
+				t.Errorf("%s: phase %s, message %q, want %q", c.name, p.Status.Phase, msg, c.msg)
+			}
+		}
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "subpath-missing", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Annotations["mysubpath"] = "mypath"
+		if _, err := cs.CoreV1().Pods("default").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitPod(t, cs, "default", "subpath-missing", "Running", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+		// tail -f /dev/null keeps running (the conformance spec deletes
+		// the pod while it runs).
+		waitFor(t, 10*time.Second, "the container to have run a while", func(ctx context.Context) (bool, error) {
+			p, err := cs.CoreV1().Pods("default").Get(ctx, "subpath-missing", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			st := containerStatus(p, "app")
+			if st.State.Running == nil {
+				return false, fmt.Errorf("container not running: %+v", st.State)
+			}
+			return time.Since(st.State.Running.StartedAt.Time) > 2*time.Second, nil
 		})
 	})
 

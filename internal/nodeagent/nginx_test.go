@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -41,8 +42,13 @@ func TestNginxRunsAndServes(t *testing.T) {
 		st.Image != "docker.io/library/nginx:1.27" || !strings.HasPrefix(st.ImageID, "docker.io/library/nginx@sha256:") || !strings.HasPrefix(st.ContainerID, "containerd://") {
 		t.Errorf("container status %+v", st)
 	}
-	if pod.Status.HostIP != "127.1.2.1" && !strings.HasPrefix(pod.Status.PodIP, "127.") {
-		t.Errorf("hostIP %s podIP %s", pod.Status.HostIP, pod.Status.PodIP)
+	node, err := cs.CoreV1().Nodes().Get(context.Background(), "minik-node-2", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cidr, err := netip.ParsePrefix(node.Spec.PodCIDR); err != nil || pod.Status.HostIP != node.Status.Addresses[0].Address ||
+		!cidr.Contains(netip.MustParseAddr(pod.Status.PodIP)) {
+		t.Errorf("hostIP %s podIP %s on node %s with pod CIDR %s", pod.Status.HostIP, pod.Status.PodIP, node.Status.Addresses[0].Address, node.Spec.PodCIDR)
 	}
 	waitEvent(t, cs, pod, corev1.EventTypeNormal, "Pulling", `Pulling image "nginx:1.27"`)
 	waitEvent(t, cs, pod, corev1.EventTypeNormal, "Pulled", `Successfully pulled image "nginx:1.27" in `)

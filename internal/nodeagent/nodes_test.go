@@ -42,6 +42,9 @@ func startPool(t testing.TB, srv *testserver.Server, cfg nodeagent.Config, wrap 
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}
+	if cfg.FirstBlock == 0 {
+		cfg.FirstBlock = testserver.NodeBlock()
+	}
 	if cfg.AdminConfig == nil {
 		cfg.AdminConfig = srv.RESTConfig
 	}

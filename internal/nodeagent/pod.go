@@ -61,6 +61,9 @@ type podWorker struct {
 	deleted      bool // the agent deleted the pod from the API
 	lastStatus   *corev1.PodStatus
 
+	// tokens are the pod's service account tokens (projected volumes).
+	tokens podTokens
+
 	timerMu sync.Mutex
 	timer   interface{ Stop() bool }
 	timerAt time.Time

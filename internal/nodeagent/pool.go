@@ -158,7 +158,7 @@ func (p *Pool) prepare(ctx context.Context) ([]*node, error) {
 		}
 		return nil, err
 	}
-	next := 1
+	next := cfg.FirstBlock
 	for i := 1; i <= cfg.Nodes; i++ {
 		name := cfg.nodeName(i)
 		var ln net.Listener
@@ -168,7 +168,7 @@ func (p *Pool) prepare(ctx context.Context) ([]*node, error) {
 				return fail(fmt.Errorf("node %s: its address %s: %w", name, nodeIP(k), err))
 			}
 		} else {
-			for k = max(next, i); ; k++ {
+			for k = max(next, cfg.FirstBlock+i-1); ; k++ {
 				if k > maxBlock {
 					return fail(fmt.Errorf("node %s: no free address block left", name))
 				}
@@ -213,7 +213,8 @@ func (p *Pool) prepare(ctx context.Context) ([]*node, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 		n.rt = runtime.New(runtime.Config{
-			Rules: cfg.Rules, Policy: cfg.ImagePolicy, Clock: cfg.Clock, Speed: cfg.Timing.Speed,
+			Network: cfg.Network,
+			Rules:   cfg.Rules, Policy: cfg.ImagePolicy, Clock: cfg.Clock, Speed: cfg.Timing.Speed,
 			PullLatency: cfg.Timing.PullLatency, PullBandwidth: cfg.Timing.PullBandwidth, ParallelPulls: cfg.Timing.ParallelPulls,
 		})
 		nodes = append(nodes, n)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -344,7 +346,15 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 		}
 		sub := m.SubPath
 		if m.SubPathExpr != "" {
-			sub = expandVars(m.SubPathExpr, vars)
+			var err error
+			if sub, err = expandSubPath(m.SubPathExpr, vars); err != nil {
+				return runtime.ContainerSpec{}, err
+			}
+		}
+		if sub != "" {
+			if err := checkSubPath(sub); err != nil {
+				return runtime.ContainerSpec{}, err
+			}
 		}
 		rs.Mounts = append(rs.Mounts, runtime.Mount{Path: m.MountPath, Volume: vol, SubPath: sub, ReadOnly: m.ReadOnly})
 	}
@@ -385,6 +395,46 @@ func containerUser(pod *corev1.Pod, spec *corev1.Container) *runtime.User {
 // expandVars expands $(VAR) references as the kubelet does: defined
 // variables are replaced, others left as written; $$ is a literal $.
 func expandVars(s string, vars map[string]string) string {
+	return expand(s, func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	})
+}
+
+// expandSubPath expands a volume mount's subPathExpr as the kubelet does:
+// a variable that is undefined or empty is an error naming every such
+// one.
+func expandSubPath(expr string, vars map[string]string) (string, error) {
+	var missing []string
+	out := expand(expr, func(name string) (string, bool) {
+		v := vars[name]
+		if v == "" && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return v, true
+	})
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return "", fmt.Errorf("missing value for %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// checkSubPath refuses a subPath the kubelet refuses: an absolute one, or
+// one with a ".." element.
+func checkSubPath(sub string) error {
+	if path.IsAbs(sub) {
+		return fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+	}
+	if slices.Contains(strings.Split(sub, "/"), "..") {
+		return fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", sub)
+	}
+	return nil
+}
+
+// expand replaces $(NAME) with what lookup gives (a reference it does not
+// know stays as written); $$ is a literal $.
+func expand(s string, lookup func(string) (string, bool)) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
@@ -405,7 +455,7 @@ func expandVars(s string, vars map[string]string) string {
 				return b.String()
 			}
 			name := s[i+2 : i+2+end]
-			if v, ok := vars[name]; ok {
+			if v, ok := lookup(name); ok {
 				b.WriteString(v)
 			} else {
 				b.WriteString(s[i : i+3+end])

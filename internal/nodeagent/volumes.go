@@ -150,7 +150,8 @@ func setModes(pod *corev1.Pod, src *corev1.VolumeSource, vol *runtime.Volume) {
 // and annotations change), configMap, secret and projected ones every
 // Timing.VolumeRefresh. A source that fails to read leaves the files as
 // they were. The service account's projected volume (kube-api-access-*)
-// does not change here and is left alone.
+// is rewritten only when its token is due for renewal (its CA bundle and
+// namespace do not change), so that pods at rest cost the API nothing.
 func (w *podWorker) refreshVolumes(pod *corev1.Pod) {
 	t, clk := w.n.cfg.Timing, w.n.cfg.Clock
 	w.mu.Lock()
@@ -162,13 +163,17 @@ func (w *podWorker) refreshVolumes(pod *corev1.Pod) {
 	if !ready {
 		return
 	}
-	sourced := false
+	sourced, tokensDue := false, periodic && w.tokens.anyDue(time.Now())
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		src := &v.VolumeSource
-		fromAPI := (src.ConfigMap != nil || src.Secret != nil || src.Projected != nil) && !strings.HasPrefix(v.Name, "kube-api-access-")
+		fromAPI := src.ConfigMap != nil || src.Secret != nil || src.Projected != nil
 		sourced = sourced || fromAPI
-		if src.DownwardAPI == nil && !(fromAPI && periodic) {
+		due := periodic && fromAPI
+		if isServiceAccountVolume(v) {
+			due = tokensDue && hasTokenProjection(v)
+		}
+		if src.DownwardAPI == nil && !due {
 			continue
 		}
 		w.mu.Lock()
@@ -239,7 +244,10 @@ func (w *podWorker) volumeFiles(pod *corev1.Pod, v *corev1.Volume) (*runtime.Vol
 			case s.DownwardAPI != nil:
 				part, err = w.downwardFiles(pod, s.DownwardAPI.Items)
 			case s.ServiceAccountToken != nil:
-				part = map[string][]byte{s.ServiceAccountToken.Path: []byte(simulatedToken(pod))}
+				var token []byte
+				if token, err = w.projectedToken(pod, s.ServiceAccountToken); err == nil {
+					part = map[string][]byte{s.ServiceAccountToken.Path: token}
+				}
 			}
 			if err != nil {
 				return nil, err
@@ -251,16 +259,6 @@ func (w *podWorker) volumeFiles(pod *corev1.Pod, v *corev1.Volume) (*runtime.Vol
 		return runtime.NewVolume(files, true), nil
 	}
 	return runtime.NewVolume(nil, false), nil
-}
-
-// simulatedToken stands in for a bound service account token: minik's
-// nodes do not request real ones.
-func simulatedToken(pod *corev1.Pod) string {
-	sa := pod.Spec.ServiceAccountName
-	if sa == "" {
-		sa = "default"
-	}
-	return fmt.Sprintf("minik-simulated-token:system:serviceaccount:%s:%s", pod.Namespace, sa)
 }
 
 func (w *podWorker) configMapFiles(pod *corev1.Pod, name string, items []corev1.KeyToPath, optional *bool, tolerate bool) (map[string][]byte, error) {

@@ -168,6 +168,17 @@ func (ca *CA) SignClient(user string, groups []string, ttl time.Duration) (KeyPa
 	}, ttl)
 }
 
+// Sign issues a certificate from tmpl for the public key pub, signed by
+// the CA, and returns its DER. tmpl is used as it is: its serial number,
+// validity and usages are the caller's.
+func (ca *CA) Sign(tmpl *x509.Certificate, pub crypto.PublicKey) ([]byte, error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, pub, ca.key)
+	if err != nil {
+		return nil, fmt.Errorf("pki: sign certificate for %s: %w", tmpl.Subject.CommonName, err)
+	}
+	return der, nil
+}
+
 func (ca *CA) sign(tmpl *x509.Certificate) (KeyPair, error) {
 	return ca.signFor(tmpl, 5*365*24*time.Hour)
 }

@@ -17,7 +17,9 @@ func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 	want := "v1/namespaces v1/pods v1/services v1/configmaps v1/secrets v1/serviceaccounts v1/events v1/nodes " +
 		"v1/resourcequotas v1/limitranges v1/persistentvolumes v1/persistentvolumeclaims v1/endpoints v1/podtemplates " +
 		"apps/v1/deployments apps/v1/replicasets apps/v1/statefulsets apps/v1/daemonsets apps/v1/controllerrevisions " +
-		"batch/v1/cronjobs batch/v1/jobs discovery.k8s.io/v1/endpointslices " +
+		"batch/v1/cronjobs batch/v1/jobs " +
+		"certificates.k8s.io/v1/certificatesigningrequests certificates.k8s.io/v1/clustertrustbundles certificates.k8s.io/v1/podcertificaterequests " +
+		"discovery.k8s.io/v1/endpointslices " +
 		"networking.k8s.io/v1/ingressclasses networking.k8s.io/v1/ingresses networking.k8s.io/v1/ipaddresses networking.k8s.io/v1/networkpolicies networking.k8s.io/v1/servicecidrs policy/v1/poddisruptionbudgets " +
 		"rbac.authorization.k8s.io/v1/roles rbac.authorization.k8s.io/v1/rolebindings rbac.authorization.k8s.io/v1/clusterroles rbac.authorization.k8s.io/v1/clusterrolebindings " +
 		"coordination.k8s.io/v1/leases node.k8s.io/v1/runtimeclasses " +

@@ -168,6 +168,11 @@ type Strategy struct {
 	// object beyond metadata.finalizers (a Namespace's spec.finalizers,
 	// removed through /finalize).
 	HoldsDeletion func(obj runtime.Object) bool
+	// Status, when set, is what a write through /status does for a kind
+	// whose status strategy is its own (a CertificateSigningRequest keeps
+	// its approval conditions): Merge in place of copying the status, and
+	// its ValidateUpdate in place of the main one.
+	Status *SubresourceStrategy
 	// PrepareForDelete adjusts an object that delete is about to mark
 	// rather than remove (a Namespace turns Terminating). It runs on every
 	// delete, before the decision, so it may also add finalizers that hold

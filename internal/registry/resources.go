@@ -30,6 +30,7 @@ var builtins = []*Resource{
 	endpoints, podTemplates,
 	deployments, replicaSets, statefulSets, daemonSets, controllerRevisions,
 	cronJobs, jobs,
+	certificateSigningRequests, clusterTrustBundles, podCertificateRequests,
 	endpointSlices,
 	ingressClasses, ingresses, ipAddresses, networkPolicies, serviceCIDRs,
 	podDisruptionBudgets,
@@ -105,6 +106,10 @@ func (r *Resource) clone() *Resource {
 	if r.StoredAs != nil {
 		v := *r.StoredAs
 		c.StoredAs = &v
+	}
+	if r.Strategy.Status != nil {
+		s := *r.Strategy.Status
+		c.Strategy.Status = &s
 	}
 	if r.Strategy.Table != nil {
 		t := *r.Strategy.Table

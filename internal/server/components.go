@@ -18,6 +18,7 @@ import (
 	"minik/internal/dataplane"
 	"minik/internal/leaderelect"
 	"minik/internal/metricsapi"
+	"minik/internal/netpol"
 	"minik/internal/nodeagent"
 	"minik/internal/nodeagent/runtime"
 	"minik/internal/pki"
@@ -61,7 +62,8 @@ func (c client) part() component {
 
 // clients are the parts beside the API server, in start order: the
 // controller manager, the scheduler, metrics-server, the trail's RBAC,
-// then the machines of the cluster (nodes, cluster DNS, data plane).
+// then the machines of the cluster (the network plugin's policy engine,
+// nodes, cluster DNS, data plane).
 // The machines bind this host's loopback addresses and name their Nodes
 // minik-node-1 …, so under --leader-elect they run only in the minikd
 // holding NodesLease (the controller manager and the scheduler elect
@@ -78,6 +80,9 @@ func (s *Server) clients() []component {
 	// metrics.k8s.io from its own provider.
 	out = append(out, client{"metrics-server", s.metricsServer}, client{"trail-rbac", s.trailRBAC})
 	var machines []client
+	if s.cfg.Nodes > 0 || s.cfg.ServiceProxy {
+		machines = append(machines, client{"network-policy", s.networkPolicy})
+	}
 	if s.cfg.Nodes > 0 {
 		machines = append(machines, client{"nodes", s.nodes})
 	}
@@ -130,6 +135,7 @@ func (s *Server) controllerManager() (func(context.Context) error, error) {
 		Logger:         s.log.With("component", "controller-manager"),
 		LeaderElection: s.cfg.LeaderElection,
 		RootCA:         s.ca.CertPEM,
+		ClusterSigner:  s.ca,
 	})
 	if err != nil {
 		return nil, err
@@ -222,6 +228,43 @@ func (s *Server) leadMachines(machines []client) (func(context.Context) error, e
 	}, nil
 }
 
+// networkPolicy is the network plugin's policy engine (internal/netpol),
+// which the nodes ask before a pod's connection is made or taken and the
+// Service proxy before it forwards one. It reads the cluster as the
+// Service proxy's identity, whose role it ensures first.
+func (s *Server) networkPolicy() (func(context.Context) error, error) {
+	cfg, err := s.identityFor("service-proxy", dataplane.UserServiceProxy, []string{dataplane.GroupDataPlane})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("network policy client: %w", err)
+	}
+	s.netpol = netpol.New(cs)
+	return func(ctx context.Context) error {
+		admin, err := kubernetes.NewForConfig(s.adminConfig)
+		if err != nil {
+			return fmt.Errorf("network policy rbac: %w", err)
+		}
+		if err := dataplane.EnsureRBAC(ctx, admin); err != nil {
+			return err
+		}
+		return s.netpol.Run(ctx)
+	}, nil
+}
+
+// networkPolicyEngine is the policy engine as the nodes and the data
+// plane take it: none when the network-policy part does not run.
+func (s *Server) networkPolicyEngine() interface {
+	Allowed(ctx context.Context, src, dst netip.Addr, port int32, proto string) bool
+} {
+	if s.netpol == nil {
+		return nil
+	}
+	return s.netpol
+}
+
 // NodesLease is the Lease in kube-system whose holder runs the simulated
 // nodes and the data plane when several minikd share one etcd
 // (--leader-elect): on failover the new holder's nodes take over the
@@ -250,7 +293,7 @@ func (s *Server) dataPlane() (func(context.Context) error, error) {
 		ServiceProxy: s.cfg.ServiceProxy, NodePortAddress: s.cfg.NodePortAddress,
 		IngressHTTP: s.cfg.IngressHTTP, IngressHTTPS: s.cfg.IngressHTTPS,
 		IngressMode: s.cfg.IngressMode, Logger: s.log.With("component", "dataplane"),
-		Reserved: s.dnsReserved(), LoadBalancerPool: pool,
+		Reserved: s.dnsReserved(), LoadBalancerPool: pool, NetworkPolicy: s.networkPolicyEngine(),
 	})
 	if err != nil {
 		return nil, err
@@ -314,6 +357,8 @@ func (s *Server) nodes() (func(context.Context) error, error) {
 		ImagePolicy: policy,
 		Timing:      timing,
 		KubeletPort: s.cfg.KubeletPort,
+		FirstBlock:  s.cfg.NodeFirstBlock,
+		Network:     s.networkPolicyEngine(),
 		AdminConfig: s.adminConfig,
 		// The kubelet's --cluster-dns, --cluster-domain, --resolv-conf.
 		ClusterDNS:    []string{s.dnsIP.String()},

@@ -40,6 +40,7 @@ import (
 	"minik/internal/etcd"
 	"minik/internal/leaderelect"
 	"minik/internal/metricsapi"
+	"minik/internal/netpol"
 	"minik/internal/nodeagent"
 	"minik/internal/openapi"
 	"minik/internal/pki"
@@ -115,6 +116,9 @@ type Config struct {
 	// Nodes is how many simulated nodes run (minik-node-1 …); zero runs
 	// none. minikd's --nodes defaults to 3.
 	Nodes int
+	// NodeFirstBlock is the address block the nodes' search for free
+	// blocks starts from (nodeagent.Config.FirstBlock); zero means 1.
+	NodeFirstBlock int
 	// NodeConfig is a file of Node templates the nodes take their labels,
 	// taints, capacity and nodeInfo from (see nodeagent.LoadNodeTemplates).
 	NodeConfig string
@@ -257,6 +261,9 @@ type Server struct {
 	auth      *authStack
 	// adminConfig is the admin's client configuration.
 	adminConfig *rest.Config
+	// netpol is the network plugin's policy engine, made by the
+	// network-policy part for the nodes and the data plane after it.
+	netpol *netpol.Policies
 }
 
 // Etcd returns the client of the etcd minikd stores in, once ready; tests

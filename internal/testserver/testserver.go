@@ -127,6 +127,13 @@ func freePorts(t testing.TB, n int) []string {
 	return addrs
 }
 
+// NodeBlock returns a random first address block for a test's simulated
+// nodes (nodeagent.Config.FirstBlock), with room for a thousand nodes
+// after it: clusters of test processes that run at once, and pods whose
+// containers outlive a stopped cluster, then do not share node and pod
+// addresses (a pod's port could otherwise be taken by another cluster's).
+func NodeBlock() int { return 1 + rand.IntN(23000) }
+
 // Start starts minikd (the API server, no controllers) on a new temporary
 // data dir and stops it when the test ends.
 func Start(t testing.TB) *Server {
@@ -160,6 +167,7 @@ func StartWith(t testing.TB, o Options) *Server {
 	cfg.AuthorizationMode = o.AuthorizationMode
 	cfg.NoWatchCache = o.NoWatchCache
 	cfg.Nodes, cfg.NodeTiming = o.Nodes, o.NodeTiming
+	cfg.NodeFirstBlock = NodeBlock()
 	if o.Nodes > 0 && cfg.NodeTiming == nil {
 		fast := nodeagent.FastTiming()
 		cfg.NodeTiming = &fast

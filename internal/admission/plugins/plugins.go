@@ -10,8 +10,9 @@
 //
 // Validating phase: NamespaceLifecycle (deletions), LimitRanger,
 //
-//	ServiceAccount, Priority, ValidatingAdmissionPolicy,
-//	ValidatingAdmissionWebhook, ResourceQuota
+//	ServiceAccount, Priority, CertificateApproval, CertificateSigning,
+//	ClusterTrustBundleAttest, CertificateSubjectRestriction,
+//	ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota
 //
 // Schema validation (the resource's strategy) runs between the phases, in
 // the API's REST layer.
@@ -50,22 +51,29 @@ import (
 
 // Plugin names, as kube names them, in chain order.
 const (
-	NamespaceLifecycle         = "NamespaceLifecycle"
-	LimitRanger                = "LimitRanger"
-	ServiceAccount             = "ServiceAccount"
-	Priority                   = "Priority"
-	DefaultTolerationSeconds   = "DefaultTolerationSeconds"
-	DefaultStorageClass        = "DefaultStorageClass"
-	MutatingAdmissionWebhook   = "MutatingAdmissionWebhook"
-	ValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
-	ValidatingAdmissionWebhook = "ValidatingAdmissionWebhook"
-	ResourceQuota              = "ResourceQuota"
+	NamespaceLifecycle       = "NamespaceLifecycle"
+	LimitRanger              = "LimitRanger"
+	ServiceAccount           = "ServiceAccount"
+	Priority                 = "Priority"
+	DefaultTolerationSeconds = "DefaultTolerationSeconds"
+	DefaultStorageClass      = "DefaultStorageClass"
+	// The certificates.k8s.io plugins, checking the approve, sign and
+	// attest verbs on signers and the subject of client CSRs.
+	CertificateApproval           = "CertificateApproval"
+	CertificateSigning            = "CertificateSigning"
+	ClusterTrustBundleAttest      = "ClusterTrustBundleAttest"
+	CertificateSubjectRestriction = "CertificateSubjectRestriction"
+	MutatingAdmissionWebhook      = "MutatingAdmissionWebhook"
+	ValidatingAdmissionPolicy     = "ValidatingAdmissionPolicy"
+	ValidatingAdmissionWebhook    = "ValidatingAdmissionWebhook"
+	ResourceQuota                 = "ResourceQuota"
 )
 
 // Names lists the plugins minikd runs, in order.
 func Names() []string {
 	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-		DefaultStorageClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
+		DefaultStorageClass, CertificateApproval, CertificateSigning, ClusterTrustBundleAttest, CertificateSubjectRestriction,
+		MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
 }
 
 // immortalNamespaces may not be deleted.
@@ -96,7 +104,8 @@ type Config struct {
 	// Authorizer is the server's authorizer chain, which the CEL
 	// expressions of ValidatingAdmissionPolicies and webhook match
 	// conditions ask through their authorizer variable; nil leaves that
-	// variable unset.
+	// variable unset. The certificates plugins ask it whether a user may
+	// approve, sign or attest for a signer; without one they refuse.
 	Authorizer auth.Authorizer
 	// Clock tells the time; nil means the real clock.
 	Clock clock.PassiveClock
@@ -226,6 +235,18 @@ func (a *Admission) build() error {
 		inf := f.Storage().V1().StorageClasses()
 		a.want(inf.Informer())
 		chain.Mutators = append(chain.Mutators, &admission.DefaultStorageClass{Lister: inf.Lister()})
+	}
+	if a.enabled(CertificateApproval) {
+		chain.Validators = append(chain.Validators, &admission.CertificateApproval{Authorizer: a.cfg.Authorizer})
+	}
+	if a.enabled(CertificateSigning) {
+		chain.Validators = append(chain.Validators, &admission.CertificateSigning{Authorizer: a.cfg.Authorizer})
+	}
+	if a.enabled(ClusterTrustBundleAttest) {
+		chain.Validators = append(chain.Validators, &admission.ClusterTrustBundleAttest{Authorizer: a.cfg.Authorizer})
+	}
+	if a.enabled(CertificateSubjectRestriction) {
+		chain.Validators = append(chain.Validators, &admission.CertificateSubjectRestriction{})
 	}
 	var hooks *webhook.Plugins
 	if a.enabled(MutatingAdmissionWebhook) || a.enabled(ValidatingAdmissionWebhook) {

@@ -4,6 +4,7 @@ package all
 
 import (
 	"minik/internal/controllers"
+	"minik/internal/controllers/certificates"
 	"minik/internal/controllers/crd"
 	"minik/internal/controllers/cronjob"
 	"minik/internal/controllers/daemonset"
@@ -49,5 +50,10 @@ func Controllers() map[string]controllers.Constructor {
 		rootcacertpublisher.Name: rootcacertpublisher.New,
 		persistentvolume.Name:    persistentvolume.New,
 		resourceclaim.Name:       resourceclaim.New,
+
+		certificates.ApprovingName:  certificates.NewApproving,
+		certificates.SigningName:    certificates.NewSigning,
+		certificates.CleanerName:    certificates.NewCleaner,
+		certificates.PCRCleanerName: certificates.NewPCRCleaner,
 	}
 }

@@ -72,7 +72,7 @@ func startNodes(t *testing.T, srv *testserver.Server, prefix string, n int) func
 	timing := nodeagent.FastTiming()
 	timing.LeaseRenewInterval, timing.NodeStatusUpdate = 100*time.Millisecond, 100*time.Millisecond
 	pool, err := nodeagent.New(nodeagent.Config{
-		Nodes: n, NamePrefix: prefix, DataDir: t.TempDir(), Timing: timing,
+		Nodes: n, NamePrefix: prefix, DataDir: t.TempDir(), Timing: timing, FirstBlock: testserver.NodeBlock(),
 		ClientConfig: func(node string) (*rest.Config, error) {
 			kp, err := ca.SignClient("system:node:"+node, []string{"system:nodes"}, 0)
 			if err != nil {

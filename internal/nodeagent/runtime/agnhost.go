@@ -221,7 +221,7 @@ func (a *agnhostRun) since(t time.Time) time.Duration {
 // listenHTTP serves h on the pod's IP and port (over TLS with cfg); the
 // listener is closed by the function returned.
 func (a *agnhostRun) listenHTTP(port int, cfg *tls.Config, h http.Handler) (func(), error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(a.p.spec.IP, strconv.Itoa(port)))
+	ln, err := a.p.listenTCP(port)
 	if err != nil {
 		return nil, fmt.Errorf("listen tcp :%d: bind: %w", port, errors.Unwrap(errors.Unwrap(err)))
 	}
@@ -625,7 +625,7 @@ func (a *agnhostRun) command(ctx context.Context, argv []string) ([]byte, int, e
 	p := a.p
 	child := &process{
 		rules: p.rules, image: p.image, spec: p.spec, fs: p.fs, clock: p.clock, speed: p.speed,
-		dnsPort: p.dnsPort, cmdline: p.cmdline, procs: p.procs, forks: p.forks,
+		dnsPort: p.dnsPort, network: p.network, cmdline: p.cmdline, procs: p.procs, forks: p.forks,
 		stdout: w, stderr: w, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -723,7 +723,7 @@ func defineServeHostname(fl *pflag.FlagSet) func(a *agnhostRun) (int, error) {
 		var cs closers
 		defer func() { cs.close() }()
 		if *doTCP {
-			ln, err := net.Listen("tcp", net.JoinHostPort(a.p.spec.IP, strconv.Itoa(*port)))
+			ln, err := a.p.listenTCP(*port)
 			if err != nil {
 				return a.fatal(fmt.Errorf("Error from net.Listen(): %w", err))
 			}

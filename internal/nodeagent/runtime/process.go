@@ -83,6 +83,8 @@ type process struct {
 
 	// dnsPort is the nameservers' port (Config.DNSPort).
 	dnsPort int
+	// network is Config.Network.
+	network Network
 	// cmdline is the main process's command line, as ps shows it.
 	cmdline string
 	// procs counts the container's running commands (shared by its

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -192,10 +193,18 @@ func (p *process) dialContext(ctx context.Context, network, addr string) (net.Co
 	if err != nil {
 		return nil, err
 	}
-	var d net.Dialer
 	var last error
 	for _, ip := range ips {
-		conn, err := d.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		dst, ok := netip.AddrFromSlice(ip)
+		if !ok {
+			continue
+		}
+		dst = dst.Unmap()
+		if !p.allowed(ctx, network, dst, port) {
+			last = dropped(ctx, network, dst, port)
+			continue
+		}
+		conn, err := p.dialer(network, dst).DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
 		if err == nil {
 			return conn, nil
 		}

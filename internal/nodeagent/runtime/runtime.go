@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"sort"
 	"strings"
@@ -57,6 +58,16 @@ type Config struct {
 	// answer on; zero means 53. (A test's DNS server, unprivileged,
 	// listens elsewhere.)
 	DNSPort int
+	// Network decides which connections between pods NetworkPolicies let
+	// through; nil lets every one through.
+	Network Network
+}
+
+// Network is a policy-enforcing network plugin (internal/netpol): it
+// tells whether a connection from src to dst:port over proto ("TCP",
+// "UDP") is let through.
+type Network interface {
+	Allowed(ctx context.Context, src, dst netip.Addr, port int32, proto string) bool
 }
 
 // Runtime is one node's container runtime: its image store and its
@@ -338,7 +349,7 @@ func (r *Runtime) Create(spec ContainerSpec) (*Container, error) {
 	fsys.root.readOnly = spec.ReadOnlyRootFS
 	c.p = &process{
 		rules: r.rules, image: img.rule, spec: &c.spec, fs: fsys,
-		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, tty: spec.TTY, procs: new(atomic.Int32), forks: new(atomic.Int32),
+		clock: r.cfg.Clock, speed: r.cfg.Speed, dnsPort: r.cfg.DNSPort, network: r.cfg.Network, tty: spec.TTY, procs: new(atomic.Int32), forks: new(atomic.Int32),
 		stdout: c.out, stderr: c.errOut,
 		termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
@@ -656,7 +667,7 @@ func (c *Container) ExecStream(ctx context.Context, o ExecOptions) (int, error) 
 	}
 	p := &process{
 		rules: c.p.rules, image: c.p.image, spec: c.p.spec, fs: c.p.fs, clock: c.p.clock, speed: c.p.speed,
-		dnsPort: c.p.dnsPort, cmdline: c.p.cmdline, tty: o.TTY, procs: c.p.procs, forks: c.p.forks,
+		dnsPort: c.p.dnsPort, network: c.p.network, cmdline: c.p.cmdline, tty: o.TTY, procs: c.p.procs, forks: c.p.forks,
 		stdout: stdout, stderr: stderr, termC: make(chan struct{}), killC: make(chan struct{}), started: make(chan struct{}),
 	}
 	top, err := p.resolveTop(argv)

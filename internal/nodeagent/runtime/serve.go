@@ -41,7 +41,7 @@ func (p *process) listen(out io.Writer, style string, specs []listenSpec, text s
 	srv := &servers{}
 	for _, ls := range specs {
 		port := ls.port
-		ln, err := net.Listen("tcp", net.JoinHostPort(p.spec.IP, strconv.Itoa(int(port))))
+		ln, err := p.listenTCP(int(port))
 		if err != nil {
 			srv.close()
 			return nil, p.bindError(style, port, err)

@@ -51,6 +51,11 @@ func TestShell(t *testing.T) {
 		{"the last status survives the shell's checks", `x=$(false); echo $?; for i in 1; do false; done; echo $?; if y=$(exit 3); then :; else echo $?; fi`, nil, "1 1 3", 0},
 		{"tail counts bytes", `printf abcdef | tail -c +3; echo; printf abcdef | tail -c 2`, nil, "cdef ef", 0},
 		{"exec replaces the shell", `exec sh -c 'exit 7'; echo never`, nil, "", 7},
+		{"awk fields, separators, patterns and blocks", `printf 'a:1\nb:2\nc:3\n' > /tmp/kv; awk -F: '$2 >= 2 {print $1 "=" $2}' /tmp/kv; awk -F: 'NR==1' /tmp/kv; echo 'x y z' | awk '{print $NF, NF}'; awk -F: '/b/ {print NR} END {print "done", NR}' /tmp/kv; awk -v p=pre 'BEGIN {print p}'`, nil, "b=2 c=3 a:1 z 3 2 done 3 pre", 0},
+		{"awk refuses what it cannot run", `echo x | awk '{ n += 1 }'`, nil, `awk: cmd. line:1: minik's awk does not run this program: "{ n += 1 }"`, 2},
+		{"tail reads /dev/null as empty", `printf 'a\nb\n' > /tmp/t; tail -n 1 /tmp/t /dev/null; tail /dev/null; echo end`, nil, "b end", 0},
+		{"wc names its file", `echo hi > /tmp/w; wc -l /tmp/w; wc -l < /tmp/w`, nil, "1 /tmp/w 1", 0},
+		{"awk prints a field, as the conformance restart-count script uses it", "f=/tmp/rc\ncount=$(echo 'hello' >> $f ; wc -l $f | awk {'print $1'})\nif [ $count -eq 1 ]; then\n\texit 1\nfi\necho $count", nil, "", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := ContainerSpec{Image: "busybox:1.36", Command: []string{"sh", "-c", tc.script}}

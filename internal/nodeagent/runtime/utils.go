@@ -3,11 +3,14 @@ package runtime
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -34,7 +37,8 @@ func init() {
 		"grep": uGrep, "wc": uWc, "head": uHead, "tail": uTail, "uname": uUname, "whoami": uWhoami, "id": uID,
 		"basename": uBasename, "dirname": uDirname, "wget": uWget, "curl": uCurl, "nc": uNc, "kill": uKill,
 		"yes": uYes, "which": uWhich, "ps": uPs, "tar": uTar, "nslookup": uNslookup, "getent": uGetent,
-		"sh": sh, "bash": sh, "ash": sh, "dash": sh,
+		"awk": uAwk,
+		"sh":  sh, "bash": sh, "ash": sh, "dash": sh,
 		// The shell's builtins exist as executables too (env true, xargs
 		// echo, /bin/echo).
 		"true":  func(*call, []string) (int, error) { return 0, nil },
@@ -71,6 +75,9 @@ func (c *call) inputs(tool string, files []string) (io.Reader, int) {
 			if c.stdin != nil {
 				rs = append(rs, c.stdin)
 			}
+			continue
+		}
+		if f == "/dev/null" {
 			continue
 		}
 		data, err := c.p.fs.read(c.abs(f))
@@ -460,15 +467,20 @@ func uWc(c *call, argv []string) (int, error) {
 	in, code := c.inputs("wc", files)
 	data := readAll(in)
 	lines, words := bytes.Count(data, []byte("\n")), len(strings.Fields(string(data)))
+	// A file's counts are followed by its name, as busybox prints them.
+	name := ""
+	if len(files) == 1 && files[0] != "-" {
+		name = " " + files[0]
+	}
 	switch mode {
 	case "-l":
-		fmt.Fprintln(c.stdout, lines)
+		fmt.Fprintf(c.stdout, "%d%s\n", lines, name)
 	case "-w":
-		fmt.Fprintln(c.stdout, words)
+		fmt.Fprintf(c.stdout, "%d%s\n", words, name)
 	case "-c":
-		fmt.Fprintln(c.stdout, len(data))
+		fmt.Fprintf(c.stdout, "%d%s\n", len(data), name)
 	default:
-		fmt.Fprintf(c.stdout, "%7d %7d %7d\n", lines, words, len(data))
+		fmt.Fprintf(c.stdout, "%7d %7d %7d%s\n", lines, words, len(data), name)
 	}
 	return code, nil
 }
@@ -523,6 +535,26 @@ func uHead(c *call, argv []string) (int, error) {
 }
 
 func uTail(c *call, argv []string) (int, error) {
+	// tail -f (-F, --follow) prints what is there, then waits until
+	// killed, as following a file that no one appends to does.
+	follow := false
+	kept := argv[:1:1]
+	for _, a := range argv[1:] {
+		if a == "-f" || a == "-F" || a == "--follow" {
+			follow = true
+			continue
+		}
+		kept = append(kept, a)
+	}
+	code, err := tailOnce(c, kept)
+	if err != nil || !follow {
+		return code, err
+	}
+	return code, c.p.sleep(c, time.Duration(math.MaxInt64))
+}
+
+// tailOnce is tail without -f.
+func tailOnce(c *call, argv []string) (int, error) {
 	// tail -c +N (kubectl cp's resumed copy) and -c N count bytes.
 	for i := 1; i < len(argv); i++ {
 		spec, ok := strings.CutPrefix(argv[i], "-c")
@@ -645,7 +677,7 @@ func uPs(c *call, _ []string) (int, error) {
 // (resolve.go).
 
 // httpGet fetches a URL for wget and curl.
-func (c *call) httpGet(tool, rawURL string, header http.Header) (*http.Response, []byte, error) {
+func (c *call) httpGet(tool, rawURL string, header http.Header, timeout time.Duration) (*http.Response, []byte, error) {
 	if !strings.Contains(rawURL, "://") {
 		rawURL = "http://" + rawURL
 	}
@@ -659,7 +691,10 @@ func (c *call) httpGet(tool, rawURL string, header http.Header) (*http.Response,
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", tool)
 	}
-	ctx, cancel := contextWithTimeout(c.ctx, 30*time.Second)
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := contextWithTimeout(c.ctx, timeout)
 	defer cancel()
 	resp, err := c.p.httpClient().Do(req.WithContext(ctx))
 	if err != nil {
@@ -673,6 +708,7 @@ func (c *call) httpGet(tool, rawURL string, header http.Header) (*http.Response,
 func uWget(c *call, argv []string) (int, error) {
 	quiet, toStdout, spider := false, false, false
 	out, url := "", ""
+	var timeout time.Duration
 	header := http.Header{}
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
@@ -685,10 +721,13 @@ func uWget(c *call, argv []string) (int, error) {
 				header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 			}
 			i++
-		case a == "-T" && i+1 < len(argv), a == "-U" && i+1 < len(argv):
-			if a == "-U" {
-				header.Set("User-Agent", argv[i+1])
+		case a == "-T" && i+1 < len(argv):
+			if n, err := strconv.Atoi(argv[i+1]); err == nil && n > 0 {
+				timeout = time.Duration(n) * time.Second
 			}
+			i++
+		case a == "-U" && i+1 < len(argv):
+			header.Set("User-Agent", argv[i+1])
 			i++
 		case a == "--spider":
 			spider = true
@@ -719,10 +758,14 @@ func uWget(c *call, argv []string) (int, error) {
 	if !quiet {
 		fmt.Fprintf(c.stderr, "Connecting to %s\n", strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://"))
 	}
-	resp, body, err := c.httpGet("Wget", url, header)
+	resp, body, err := c.httpGet("Wget", url, header, timeout)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return 0, errKilled
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+			fmt.Fprintln(c.stderr, "wget: download timed out")
+			return 1, nil
 		}
 		fmt.Fprintf(c.stderr, "wget: %s\n", netErrorText(err, "wget"))
 		return 1, nil
@@ -751,6 +794,7 @@ func uCurl(c *call, argv []string) (int, error) {
 	fail, silent, showErr := false, false, false
 	out, url := "", ""
 	header := http.Header{}
+	var timeout time.Duration
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
 		switch {
@@ -762,7 +806,12 @@ func uCurl(c *call, argv []string) (int, error) {
 				header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 			}
 			i++
-		case (a == "-m" || a == "--max-time" || a == "--connect-timeout" || a == "-w" || a == "-X") && i+1 < len(argv):
+		case (a == "-m" || a == "--max-time" || a == "--connect-timeout") && i+1 < len(argv):
+			if secs, err := strconv.ParseFloat(argv[i+1], 64); err == nil && secs > 0 {
+				timeout = time.Duration(secs * float64(time.Second))
+			}
+			i++
+		case (a == "-w" || a == "-X") && i+1 < len(argv):
 			i++
 		case strings.HasPrefix(a, "--"):
 			fail = fail || a == "--fail"
@@ -781,10 +830,17 @@ func uCurl(c *call, argv []string) (int, error) {
 		return 2, nil
 	}
 	loud := !silent || showErr
-	resp, body, err := c.httpGet("curl/8.5.0", url, header)
+	start := time.Now()
+	resp, body, err := c.httpGet("curl/8.5.0", url, header, timeout)
 	if err != nil {
 		if c.ctx.Err() != nil {
 			return 0, errKilled
+		}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+			if loud {
+				fmt.Fprintf(c.stderr, "curl: (28) Connection timed out after %d milliseconds\n", time.Since(start).Milliseconds())
+			}
+			return 28, nil
 		}
 		var nf *notFoundErr
 		if asNotFound(err, &nf) {
