@@ -782,7 +782,7 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 		}
 		nm.SetResourceVersion(m.GetResourceVersion())
 		obj, m = next, nm
-		strategy.PrepareForUpdate = strategy.PrepareForStatusUpdate
+		strategy.PrepareForUpdate = nil
 	case "":
 		if h.res.HasStatus {
 			copyStatus(obj, current)

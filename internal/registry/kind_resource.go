@@ -7,7 +7,6 @@ import (
 	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -85,9 +84,22 @@ var deviceTaintRules = &Resource{
 		}),
 		ValidateUpdate: updateValidator(func(r, old *resourcev1.DeviceTaintRule) field.ErrorList {
 			errs := validateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
-			errs = append(errs, validateDeviceTaintRuleSpec(&r.Spec, &old.Spec, specPath)...)
-			return append(errs, validateDeviceTaintRuleStatus(&r.Status)...)
+			return append(errs, validateDeviceTaintRuleSpec(&r.Spec, &old.Spec, specPath)...)
 		}),
+		Status: &SubresourceStrategy{
+			Merge: func(current, sent runtime.Object) runtime.Object {
+				cur, ok := current.(*resourcev1.DeviceTaintRule)
+				in, ok2 := sent.(*resourcev1.DeviceTaintRule)
+				if ok && ok2 {
+					cur.Status = *in.Status.DeepCopy()
+				}
+				return current
+			},
+			ValidateUpdate: updateValidator(func(r, old *resourcev1.DeviceTaintRule) field.ErrorList {
+				errs := validateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta)
+				return append(errs, validateDeviceTaintRuleStatus(&r.Status)...)
+			}),
+		},
 		RequireResourceVersion: true,
 		Table:                  tables.DeviceTaintRule.Convertor(nil),
 	},
@@ -105,8 +117,9 @@ func defaultDeviceTaint(t *resourcev1.DeviceTaint) {
 
 // resourceClaims: the spec is fixed at creation; the scheduler and the
 // drivers write the allocation, the reservations and the devices' status
-// through /status. kube keeps no generation for claims. A status write
-// that removes an allocated device drops that device's status entry.
+// through /status, with kube's status strategy (Status). kube keeps no
+// generation for claims. A status write that removes an allocated device
+// drops that device's status entry.
 var resourceClaims = &Resource{
 	GroupVersion: resourceV1, Name: "resourceclaims", SingularName: "resourceclaim", Kind: "ResourceClaim",
 	Namespaced: true, HasStatus: true, DeleteReturnsObject: true,
@@ -122,7 +135,6 @@ var resourceClaims = &Resource{
 				}
 			}
 		}),
-		PrepareForStatusUpdate: updater(dropDeallocatedStatusDevices),
 		Validate: func(ctx context.Context, obj runtime.Object) field.ErrorList {
 			c, ok := obj.(*resourcev1.ResourceClaim)
 			if !ok {
@@ -132,39 +144,52 @@ var resourceClaims = &Resource{
 			errs = append(errs, validateObjectMeta(&c.ObjectMeta, true, nameIsDNSSubdomain)...)
 			return append(errs, validateResourceClaimSpec(&c.Spec, specPath, false)...)
 		},
-		ValidateUpdate: func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-			c, ok := obj.(*resourcev1.ResourceClaim)
-			o, ok2 := old.(*resourcev1.ResourceClaim)
-			if !ok || !ok2 {
-				return wrongType[*resourcev1.ResourceClaim](obj)
-			}
-			return validateResourceClaimUpdate(ctx, c, o)
+		ValidateUpdate: updateValidator(func(c, old *resourcev1.ResourceClaim) field.ErrorList {
+			// The spec is immutable, as its declarative validation says.
+			errs := validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)
+			return append(errs, validateImmutableDeclared(c.Spec, old.Spec, specPath)...)
+		}),
+		Status: &SubresourceStrategy{
+			Merge: mergeResourceClaimStatus,
+			ValidateUpdate: func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+				c, ok := obj.(*resourcev1.ResourceClaim)
+				o, ok2 := old.(*resourcev1.ResourceClaim)
+				if !ok || !ok2 {
+					return wrongType[*resourcev1.ResourceClaim](obj)
+				}
+				return validateResourceClaimStatusWrite(ctx, c, o)
+			},
 		},
 		NoGeneration: true,
 		Table:        tables.ResourceClaim.Convertor(nil),
 	},
 }
 
-// validateResourceClaimUpdate is kube's ValidateResourceClaimUpdate
-// (the spec is immutable, as its declarative validation says it) and, for
-// what a write through /status changes, ValidateResourceClaimStatusUpdate.
-func validateResourceClaimUpdate(ctx context.Context, c, old *resourcev1.ResourceClaim) field.ErrorList {
-	var errs field.ErrorList
-	if !apiequality.Semantic.DeepEqual(c.Status, old.Status) {
-		// Who may write what of the status, as kube's status strategy
-		// asks before validating.
-		errs = append(errs, authorizedForAdminStatus(ctx, &c.Status, &old.Status, c.Namespace)...)
-		errs = append(errs, authorizedForBinding(ctx, &c.Status, &old.Status)...)
-		if c.Status.Allocation != nil {
-			errs = append(errs, authorizedForDeviceStatus(ctx, &c.Status, &old.Status, c.Namespace)...)
-		}
+// mergeResourceClaimStatus is kube's status strategy: only the status
+// is written, and the status of devices no longer allocated goes.
+func mergeResourceClaimStatus(current, sent runtime.Object) runtime.Object {
+	cur, ok := current.(*resourcev1.ResourceClaim)
+	in, ok2 := sent.(*resourcev1.ResourceClaim)
+	if !ok || !ok2 {
+		return current
+	}
+	old := cur.DeepCopy()
+	cur.Status = *in.Status.DeepCopy()
+	dropDeallocatedStatusDevices(cur, old)
+	return cur
+}
+
+// validateResourceClaimStatusWrite is kube's status strategy's
+// ValidateUpdate: who may write what of the status (authorization
+// checks first), then ValidateResourceClaimStatusUpdate.
+func validateResourceClaimStatusWrite(ctx context.Context, c, old *resourcev1.ResourceClaim) field.ErrorList {
+	errs := authorizedForAdminStatus(ctx, &c.Status, &old.Status, c.Namespace)
+	errs = append(errs, authorizedForBinding(ctx, &c.Status, &old.Status)...)
+	if c.Status.Allocation != nil {
+		errs = append(errs, authorizedForDeviceStatus(ctx, &c.Status, &old.Status, c.Namespace)...)
 	}
 	errs = append(errs, validateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta)...)
-	errs = append(errs, validateImmutableDeclared(c.Spec, old.Spec, specPath)...)
-	if !apiequality.Semantic.DeepEqual(c.Status, old.Status) {
-		errs = append(errs, validateResourceClaimStatusUpdate(&c.Status, &old.Status, c.DeletionTimestamp != nil, gatherRequestNames(&c.Spec.Devices), field.NewPath("status"))...)
-	}
-	return errs
+	return append(errs, validateResourceClaimStatusUpdate(&c.Status, &old.Status, c.DeletionTimestamp != nil, gatherRequestNames(&c.Spec.Devices), field.NewPath("status"))...)
 }
 
 // defaultResourceClaimSpec is kube's v1 defaulting of a claim's requests

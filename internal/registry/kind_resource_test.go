@@ -7,6 +7,8 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Validation and defaults of the resource.k8s.io kinds, with kube's
@@ -130,6 +132,16 @@ func claimWithStatus(t *testing.T, status string) (upd, old *resourcev1.Resource
 	return upd, old
 }
 
+// updateStatus runs a write of upd's status through /status over old,
+// as the API layer does with the kind's status strategy, and returns the
+// merged object and the validation errors.
+func updateStatus(upd, old runtime.Object) (runtime.Object, field.ErrorList) {
+	ss := strategyOf(old).Status
+	merged := ss.Merge(old.DeepCopyObject(), upd)
+	defaulted(merged)
+	return merged, ss.ValidateUpdate(context.Background(), merged, old)
+}
+
 func TestResourceClaimStatusValidation(t *testing.T) {
 	const allocation = "allocation: {devices: {results: [{request: gpu, driver: gpu.example.com, pool: node-1, device: gpu-0}]}}"
 	for _, tc := range []struct {
@@ -156,7 +168,8 @@ func TestResourceClaimStatusValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			upd, old := claimWithStatus(t, tc.status)
-			if got := messages(update(upd, old)); got != tc.want {
+			if _, errs := updateStatus(upd, old); messages(errs) != tc.want {
+				got := messages(errs)
 				t.Errorf("errors:\n got %s\nwant %s", got, tc.want)
 			}
 		})
@@ -165,7 +178,8 @@ func TestResourceClaimStatusValidation(t *testing.T) {
 		upd, old := claimWithStatus(t, "{"+allocation+"}")
 		old.Status = *upd.Status.DeepCopy()
 		upd.Status.Allocation.Devices.Results[0].Device = "gpu-1"
-		if got := messages(update(upd, old)); got != "status.allocation: Invalid value: null: field cannot be modified once set" {
+		if _, errs := updateStatus(upd, old); messages(errs) != "status.allocation: Invalid value: null: field cannot be modified once set" {
+			got := messages(errs)
 			t.Errorf("errors: %s", got)
 		}
 	})
@@ -175,7 +189,8 @@ func TestResourceClaimStatusValidation(t *testing.T) {
 		now := metav1.Now()
 		old.DeletionTimestamp, upd.DeletionTimestamp = &now, &now
 		upd.Status.ReservedFor = append(upd.Status.ReservedFor, resourcev1.ResourceClaimConsumerReference{Resource: "pods", Name: "db", UID: "u2"})
-		if got := messages(update(upd, old)); got != "status.reservedFor: Forbidden: new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set" {
+		if _, errs := updateStatus(upd, old); messages(errs) != "status.reservedFor: Forbidden: new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set" {
+			got := messages(errs)
 			t.Errorf("errors: %s", got)
 		}
 	})
@@ -183,9 +198,9 @@ func TestResourceClaimStatusValidation(t *testing.T) {
 		upd, old := claimWithStatus(t, "{"+allocation+", devices: [{driver: gpu.example.com, pool: node-1, device: gpu-0, conditions: []}]}")
 		old.Status = *upd.Status.DeepCopy()
 		upd.Status.Allocation = nil
-		strategyOf(upd).PrepareForStatusUpdate(context.Background(), upd, old)
-		if upd.Status.Devices != nil {
-			t.Errorf("devices kept: %v", upd.Status.Devices)
+		merged, _ := updateStatus(upd, old)
+		if d := merged.(*resourcev1.ResourceClaim).Status.Devices; d != nil {
+			t.Errorf("devices kept: %v", d)
 		}
 	})
 }

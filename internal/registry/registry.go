@@ -128,11 +128,6 @@ type Strategy struct {
 	// PrepareForUpdate adjusts an updated object before validation, given the
 	// stored one.
 	PrepareForUpdate func(ctx context.Context, obj, old runtime.Object)
-	// PrepareForStatusUpdate adjusts an object written through /status
-	// before validation, given the stored one (a ResourceClaim drops the
-	// status of devices no longer allocated); PrepareForUpdate does not
-	// apply to such writes.
-	PrepareForStatusUpdate func(ctx context.Context, obj, old runtime.Object)
 	// Validate validates a new object, returning kube's field errors.
 	Validate func(ctx context.Context, obj runtime.Object) field.ErrorList
 	// ValidateUpdate validates an update of old to obj.
