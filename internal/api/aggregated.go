@@ -36,8 +36,8 @@ func wantsAggregated(r *http.Request) bool {
 }
 
 // writeAggregated answers /api (legacy only) or /apis (every group) with
-// an APIGroupDiscoveryList.
-func (s *Server) writeAggregated(w http.ResponseWriter, routes *routeTable, legacy bool) {
+// an APIGroupDiscoveryList; /apis with the delegated versions.
+func (s *Server) writeAggregated(w http.ResponseWriter, routes *routeTable, legacy bool, delegation *Delegation) {
 	list := apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{APIVersion: "apidiscovery.k8s.io/v2", Kind: "APIGroupDiscoveryList"}}
 	var group *apidiscoveryv2.APIGroupDiscovery
 	for _, gv := range routes.groupOrder {
@@ -51,6 +51,9 @@ func (s *Server) writeAggregated(w http.ResponseWriter, routes *routeTable, lega
 		group.Versions = append(group.Versions, apidiscoveryv2.APIVersionDiscovery{
 			Version: gv.Version, Resources: resourceDiscovery(routes.byGroupVersion[gv]), Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent,
 		})
+	}
+	if !legacy {
+		delegation.mergeAggregated(&list)
 	}
 	w.Header().Set("Content-Type", aggregatedMediaType)
 	w.Header().Set("Vary", "Accept")

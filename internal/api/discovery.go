@@ -18,6 +18,11 @@ import (
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	info := requestInfoFrom(r.Context())
 	routes := s.routes.Load()
+	delegation := s.delegation()
+	if h := delegation.delegatedHandler(r.URL.Path); h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
 	if info.IsResourceRequest {
 		gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
 		h, ok := routes.handlers[gvr]
@@ -43,7 +48,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	parts := splitPath(r.URL.Path)
 	switch {
 	case len(parts) == 1 && wantsAggregated(r):
-		s.writeAggregated(w, routes, parts[0] == "api")
+		s.writeAggregated(w, routes, parts[0] == "api", delegation)
 	case len(parts) == 1 && parts[0] == "api":
 		s.writeDiscovery(w, r, &metav1.APIVersions{
 			Versions:                   []string{"v1"},
@@ -57,9 +62,17 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			}
 			list.Groups = append(list.Groups, routes.apiGroup(gv.Group))
 		}
+		list.Groups = delegation.mergeGroups(list.Groups, "")
 		s.writeDiscovery(w, r, list)
 	case len(parts) == 2 && parts[0] == "apis":
 		g := routes.apiGroup(parts[1])
+		var groups []metav1.APIGroup
+		if len(g.Versions) > 0 {
+			groups = []metav1.APIGroup{g}
+		}
+		if groups = delegation.mergeGroups(groups, parts[1]); len(groups) == 1 {
+			g = groups[0]
+		}
 		if len(g.Versions) == 0 {
 			writeError(w, r, errNoResource())
 			return

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -41,6 +42,10 @@ func init() {
 	// CustomResourceDefinitions (apiextensions.k8s.io/v1); the custom
 	// resources they define are unstructured and not in the scheme.
 	if err := apiextensionsv1.AddToScheme(Scheme); err != nil {
+		panic(err)
+	}
+	// APIServices (apiregistration.k8s.io/v1), kube-aggregator's kind.
+	if err := apiregistrationv1.AddToScheme(Scheme); err != nil {
 		panic(err)
 	}
 	Codecs = serializer.NewCodecFactory(Scheme)

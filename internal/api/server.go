@@ -65,6 +65,9 @@ type Config struct {
 	Trail TrailSink
 	// Admission is the admission chain; nil means NamespaceLifecycle only.
 	Admission *admission.Chain
+	// Delegator names the group versions other servers serve (aggregated
+	// API servers, see delegation.go); nil delegates none.
+	Delegator Delegator
 	// Extra serves further non-resource paths (/openapi/..., metrics), keyed
 	// by path prefix; requests reach it after authentication and
 	// authorization.
@@ -276,6 +279,9 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/version", s.serveVersion)
 	s.mux.Handle("/metrics", s.metricsHandler())
 	for prefix, h := range cfg.Extra {
+		if strings.HasPrefix(openAPIV3Prefix, strings.TrimSuffix(prefix, "/")) {
+			h = s.withDelegatedOpenAPI(h)
+		}
 		s.mux.Handle(prefix, h)
 	}
 	s.mux.HandleFunc("/api", s.serveAPI)

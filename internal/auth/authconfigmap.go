@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -40,19 +41,52 @@ const (
 	RequestHeaderUIDHeadersKey      = "requestheader-uid-headers"
 )
 
+// RequestHeader is how an API server that proxies requests to extension
+// API servers tells them who the user is (kube-apiserver's
+// --requestheader-* flags): it presents a client certificate signed by
+// ClientCA with one of AllowedNames as its common name, and names the
+// user in the headers.
+type RequestHeader struct {
+	// ClientCA is the PEM bundle of the front-proxy CA.
+	ClientCA []byte
+	// AllowedNames are the client certificate common names accepted.
+	AllowedNames []string
+	// UsernameHeaders, GroupHeaders and ExtraHeaderPrefixes are the
+	// headers that carry the user's name, groups and extra facts.
+	UsernameHeaders, GroupHeaders, ExtraHeaderPrefixes []string
+}
+
+// FrontProxyRequestHeader is kubeadm's front-proxy configuration with
+// the given CA: the common name front-proxy-client, X-Remote-User,
+// X-Remote-Group and X-Remote-Extra-.
+func FrontProxyRequestHeader(clientCA []byte) *RequestHeader {
+	return &RequestHeader{
+		ClientCA: clientCA, AllowedNames: []string{"front-proxy-client"},
+		UsernameHeaders: []string{"X-Remote-User"}, GroupHeaders: []string{"X-Remote-Group"}, ExtraHeaderPrefixes: []string{"X-Remote-Extra-"},
+	}
+}
+
 // EnsureAuthenticationConfigMap writes kube-system/extension-apiserver-
 // authentication as kube-apiserver's cluster-authentication-trust
 // controller does: client-ca-file holds the certificates already there
 // followed by those of clientCA that are missing (several API servers
-// sharing etcd each add theirs, none removes another's); the other keys
-// are kept as they are. minik has no front-proxy CA, so it writes no
-// requestheader-* key, as kube-apiserver without
+// sharing etcd each add theirs, none removes another's); with rh, the
+// requestheader-* keys too (requestheader-client-ca-file combined the
+// same way, the header and name lists as JSON arrays holding those
+// already there and rh's); other keys are kept as they are. Without rh
+// no requestheader-* key is written, as kube-apiserver without
 // --requestheader-client-ca-file. It retries on conflicts and returns
 // once the ConfigMap holds clientCA.
-func EnsureAuthenticationConfigMap(ctx context.Context, cs kubernetes.Interface, clientCA []byte) error {
+func EnsureAuthenticationConfigMap(ctx context.Context, cs kubernetes.Interface, clientCA []byte, rh *RequestHeader) error {
 	want, err := cert.ParseCertsPEM(clientCA)
 	if err != nil {
 		return fmt.Errorf("configmap %s/%s: client CA: %w", AuthenticationConfigMapNamespace, AuthenticationConfigMapName, err)
+	}
+	var wantFrontProxy []*x509.Certificate
+	if rh != nil {
+		if wantFrontProxy, err = cert.ParseCertsPEM(rh.ClientCA); err != nil {
+			return fmt.Errorf("configmap %s/%s: front-proxy CA: %w", AuthenticationConfigMapNamespace, AuthenticationConfigMapName, err)
+		}
 	}
 	cms := cs.CoreV1().ConfigMaps(AuthenticationConfigMapNamespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -71,6 +105,19 @@ func EnsureAuthenticationConfigMap(ctx context.Context, cs kubernetes.Interface,
 			return err
 		}
 		next.Data[ClientCAKey] = bundle
+		if rh != nil {
+			if next.Data[RequestHeaderClientCAKey], err = combineCABundle(next.Data[RequestHeaderClientCAKey], wantFrontProxy); err != nil {
+				return err
+			}
+			for key, add := range map[string][]string{
+				RequestHeaderUsernameHeadersKey: rh.UsernameHeaders, RequestHeaderGroupHeadersKey: rh.GroupHeaders,
+				RequestHeaderExtraHeadersKey: rh.ExtraHeaderPrefixes, RequestHeaderAllowedNamesKey: rh.AllowedNames,
+			} {
+				if next.Data[key], err = combineJSONList(next.Data[key], add); err != nil {
+					return fmt.Errorf("%s: %w", key, err)
+				}
+			}
+		}
 		if equality.Semantic.DeepEqual(next, cur) {
 			return nil
 		}
@@ -89,6 +136,28 @@ func EnsureAuthenticationConfigMap(ctx context.Context, cs kubernetes.Interface,
 		return fmt.Errorf("configmap %s/%s: %w", AuthenticationConfigMapNamespace, AuthenticationConfigMapName, err)
 	}
 	return nil
+}
+
+// combineJSONList returns the JSON array of existing's strings followed
+// by those of add it lacks, as kube's controller unites the lists of
+// several API servers.
+func combineJSONList(existing string, add []string) (string, error) {
+	var list []string
+	if existing != "" {
+		if err := json.Unmarshal([]byte(existing), &list); err != nil {
+			return "", err
+		}
+	}
+	for _, s := range add {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	if list == nil {
+		list = []string{}
+	}
+	b, err := json.Marshal(list)
+	return string(b), err
 }
 
 // combineCABundle returns the PEM bundle of existing's certificates

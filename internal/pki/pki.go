@@ -45,10 +45,42 @@ func (k KeyPair) TLS() (tls.Certificate, error) {
 // LoadOrCreateCA loads the CA from dir/ca.crt and dir/ca.key, creating and
 // saving a new one when neither exists.
 func LoadOrCreateCA(dir string) (*CA, error) {
-	certPath, keyPath := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")
+	return LoadOrCreateNamedCA(dir, "ca", "minik-ca")
+}
+
+// Front-proxy names, as kubeadm names them: the CA that signs the client
+// certificate the API server presents when it proxies a request to an
+// extension API server (kube-apiserver's --requestheader-client-ca-file),
+// and that certificate's files and common name (--proxy-client-cert-file,
+// the one name --requestheader-allowed-names allows).
+const (
+	FrontProxyCAName     = "front-proxy-ca"
+	FrontProxyClientName = "front-proxy-client"
+)
+
+// LoadOrCreateFrontProxy loads, or creates and saves, the front-proxy CA
+// (dir/front-proxy-ca.crt and .key) and its client certificate for
+// FrontProxyClientName (dir/front-proxy-client.crt and .key).
+func LoadOrCreateFrontProxy(dir string) (*CA, KeyPair, error) {
+	ca, err := LoadOrCreateNamedCA(dir, FrontProxyCAName, "minik-front-proxy-ca")
+	if err != nil {
+		return nil, KeyPair{}, err
+	}
+	kp, err := ca.LoadOrCreateClient(dir, FrontProxyClientName, FrontProxyClientName, nil)
+	if err != nil {
+		return nil, KeyPair{}, err
+	}
+	return ca, kp, nil
+}
+
+// LoadOrCreateNamedCA loads the CA from dir/NAME.crt and dir/NAME.key,
+// creating and saving a new one with the given common name when neither
+// exists.
+func LoadOrCreateNamedCA(dir, name, commonName string) (*CA, error) {
+	certPath, keyPath := filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
 	kp, err := load(certPath, keyPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return createCA(certPath, keyPath)
+		return createCA(certPath, keyPath, commonName)
 	}
 	if err != nil {
 		return nil, err
@@ -56,7 +88,7 @@ func LoadOrCreateCA(dir string) (*CA, error) {
 	return parseCA(kp)
 }
 
-func createCA(certPath, keyPath string) (*CA, error) {
+func createCA(certPath, keyPath, commonName string) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("pki: generate CA key: %w", err)
@@ -64,7 +96,7 @@ func createCA(certPath, keyPath string) (*CA, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "minik-ca"},
+		Subject:               pkix.Name{CommonName: commonName},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,

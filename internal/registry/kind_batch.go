@@ -83,6 +83,16 @@ func defaultJobSpec(s *batchv1.JobSpec) {
 	if s.ManualSelector == nil {
 		s.ManualSelector = new(false)
 	}
+	if s.PodFailurePolicy != nil {
+		// kube's SetDefaults_PodFailurePolicyOnPodConditionsPattern.
+		for i := range s.PodFailurePolicy.Rules {
+			for k := range s.PodFailurePolicy.Rules[i].OnPodConditions {
+				if pat := &s.PodFailurePolicy.Rules[i].OnPodConditions[k]; pat.Status == "" {
+					pat.Status = corev1.ConditionTrue
+				}
+			}
+		}
+	}
 	if s.PodReplacementPolicy == nil {
 		if s.PodFailurePolicy != nil {
 			s.PodReplacementPolicy = new(batchv1.Failed)
@@ -133,18 +143,25 @@ func generateJobSelector(j *batchv1.Job) {
 func validateJob(j *batchv1.Job) field.ErrorList {
 	errs := validateObjectMeta(&j.ObjectMeta, true, nameIsDNSSubdomain)
 	errs = append(errs, validateGeneratedJobSelector(j)...)
-	return append(errs, validateJobSpec(&j.Spec, specPath, true)...)
+	errs = append(errs, validateJobSpec(&j.Spec, specPath, true)...)
+	return append(errs, validateJobNameAllowsCompletions(j)...)
 }
 
 func validateJobUpdate(j, old *batchv1.Job) field.ErrorList {
 	errs := validateObjectMetaUpdate(&j.ObjectMeta, &old.ObjectMeta)
 	errs = append(errs, validateGeneratedJobSelector(j)...)
 	errs = append(errs, validateJobSpec(&j.Spec, specPath, true)...)
-	errs = append(errs, validateImmutable(j.Spec.Completions, old.Spec.Completions, specPath.Child("completions"))...)
+	errs = append(errs, validateJobCompletionsUpdate(&j.Spec, &old.Spec)...)
 	errs = append(errs, validateImmutable(j.Spec.Selector, old.Spec.Selector, specPath.Child("selector"))...)
 	errs = append(errs, validateImmutable(j.Spec.Template, old.Spec.Template, specPath.Child("template"))...)
 	errs = append(errs, validateImmutable(j.Spec.CompletionMode, old.Spec.CompletionMode, specPath.Child("completionMode"))...)
-	return append(errs, validateJobStatus(&j.Status, field.NewPath("status"))...)
+	errs = append(errs, validateImmutable(j.Spec.PodFailurePolicy, old.Spec.PodFailurePolicy, specPath.Child("podFailurePolicy"))...)
+	errs = append(errs, validateImmutable(j.Spec.BackoffLimitPerIndex, old.Spec.BackoffLimitPerIndex, specPath.Child("backoffLimitPerIndex"))...)
+	errs = append(errs, validateImmutable(j.Spec.ManagedBy, old.Spec.ManagedBy, specPath.Child("managedBy"))...)
+	errs = append(errs, validateImmutable(j.Spec.SuccessPolicy, old.Spec.SuccessPolicy, specPath.Child("successPolicy"))...)
+	errs = append(errs, validateJobNameAllowsCompletions(j)...)
+	errs = append(errs, validateJobStatus(&j.Status, field.NewPath("status"))...)
+	return append(errs, validateJobStatusTransition(j, old)...)
 }
 
 // validateGeneratedJobSelector checks that a generated selector and the
@@ -197,6 +214,7 @@ func validateJobSpec(s *batchv1.JobSpec, p *field.Path, withSelector bool) field
 	if s.TTLSecondsAfterFinished != nil {
 		errs = append(errs, validateNonnegative(int64(*s.TTLSecondsAfterFinished), p.Child("ttlSecondsAfterFinished"))...)
 	}
+	errs = append(errs, validateJobIndexedLimits(s, p)...)
 	if s.CompletionMode != nil {
 		switch *s.CompletionMode {
 		case batchv1.NonIndexedCompletion:
@@ -207,10 +225,12 @@ func validateJobSpec(s *batchv1.JobSpec, p *field.Path, withSelector bool) field
 			if s.Parallelism != nil && *s.Parallelism > 100000 {
 				errs = append(errs, field.Invalid(p.Child("parallelism"), *s.Parallelism, "must be less than or equal to 100000 when completion mode is Indexed"))
 			}
+			errs = append(errs, validateMaxFailedIndexes(s, p)...)
 		default:
 			errs = append(errs, field.NotSupported(p.Child("completionMode"), *s.CompletionMode, []string{string(batchv1.NonIndexedCompletion), string(batchv1.IndexedCompletion)}))
 		}
 	}
+	errs = append(errs, validateJobPolicies(s, p)...)
 	if withSelector {
 		if s.Selector == nil {
 			errs = append(errs, field.Required(p.Child("selector"), ""))
@@ -222,9 +242,16 @@ func validateJobSpec(s *batchv1.JobSpec, p *field.Path, withSelector bool) field
 		}
 	}
 	errs = append(errs, validatePodTemplateSpec(&s.Template, p.Child("template"))...)
-	if rp := s.Template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
+	if rp := s.Template.Spec.RestartPolicy; rp == corev1.RestartPolicyAlways || rp == "" {
+		// As kube: Always is what defaulting gives a template without one.
+		errs = append(errs, field.Required(p.Child("template", "spec", "restartPolicy"),
+			fmt.Sprintf("valid values: %q, %q", corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)))
+	} else if rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
 		errs = append(errs, field.NotSupported(p.Child("template", "spec", "restartPolicy"), rp,
 			[]string{string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever)}))
+	} else if s.PodFailurePolicy != nil && rp != corev1.RestartPolicyNever {
+		errs = append(errs, field.Invalid(p.Child("template", "spec", "restartPolicy"), rp,
+			fmt.Sprintf("only %q is supported when podFailurePolicy is specified", corev1.RestartPolicyNever)))
 	}
 	return errs
 }

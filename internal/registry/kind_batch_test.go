@@ -111,7 +111,7 @@ spec:
     spec:
       containers: [{name: pi, image: busybox}]
 `,
-		want: `Job.batch "pi" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"`,
+		want: `Job.batch "pi" is invalid: spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`,
 	}, {
 		name: "negative counts are refused",
 		manifest: `

@@ -15,8 +15,8 @@ var nodeV1 = schema.GroupVersion{Group: "node.k8s.io", Version: "v1"}
 // runtimeClasses: a RuntimeClass names the container runtime handler
 // pods of the class run with, fixed at creation, with the pod overhead
 // and scheduling constraints the class adds. No generation is kept.
-// minik serves and validates them; the RuntimeClass admission plugin
-// (overhead, scheduling) is not in minik yet.
+// The RuntimeClass admission plugin (internal/admission) applies a
+// class's overhead and scheduling to its pods.
 var runtimeClasses = &Resource{
 	GroupVersion: nodeV1, Name: "runtimeclasses", SingularName: "runtimeclass", Kind: "RuntimeClass",
 	Strategy: Strategy{

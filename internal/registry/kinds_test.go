@@ -10,12 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 	want := "v1/namespaces v1/pods v1/services v1/configmaps v1/secrets v1/serviceaccounts v1/events v1/nodes " +
 		"v1/resourcequotas v1/limitranges v1/persistentvolumes v1/persistentvolumeclaims v1/endpoints v1/podtemplates " +
+		"apiregistration.k8s.io/v1/apiservices " +
 		"apps/v1/deployments apps/v1/replicasets apps/v1/statefulsets apps/v1/daemonsets apps/v1/controllerrevisions " +
 		"batch/v1/cronjobs batch/v1/jobs " +
 		"certificates.k8s.io/v1/certificatesigningrequests certificates.k8s.io/v1/clustertrustbundles certificates.k8s.io/v1/podcertificaterequests " +
@@ -84,7 +86,7 @@ func TestAllAndCreateOnlyReturnCopiesCallersMayModify(t *testing.T) {
 // its descriptor says must draw no namespace error.
 func TestEveryKindsValidationAgreesWithItsScope(t *testing.T) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,9 @@ var builtins = []*Resource{
 	resourceQuotas, limitRanges, persistentVolumes, persistentVolumeClaims,
 	// The other core/v1 kinds, in kube's /api/v1 (alphabetical) order.
 	endpoints, podTemplates,
+	// apiregistration.k8s.io first of the groups, as kube-aggregator
+	// lists its own group.
+	apiServices,
 	deployments, replicaSets, statefulSets, daemonSets, controllerRevisions,
 	cronJobs, jobs,
 	certificateSigningRequests, clusterTrustBundles, podCertificateRequests,

@@ -142,11 +142,12 @@ func (s *Server) newAuthStack(ca *pki.CA, pkiDir, host string) (*authStack, erro
 }
 
 // start reconciles the bootstrap RBAC policy through the API (as admin),
-// publishes clientCA, the CA client certificates are verified with, in
+// publishes clientCA, the CA client certificates are verified with, and
+// rh, how proxied requests name their user to extension API servers, in
 // kube-system/extension-apiserver-authentication, starts the informers
 // and returns once they have synced — with the policy in them — and the
 // aggregation controller runs.
-func (st *authStack) start(ctx context.Context, admin *rest.Config, clientCA []byte) error {
+func (st *authStack) start(ctx context.Context, admin *rest.Config, clientCA []byte, rh *auth.RequestHeader) error {
 	cs, err := kubernetes.NewForConfig(admin)
 	if err != nil {
 		return fmt.Errorf("bootstrap client: %w", err)
@@ -154,7 +155,7 @@ func (st *authStack) start(ctx context.Context, admin *rest.Config, clientCA []b
 	if err := rbac.Reconcile(ctx, cs); err != nil {
 		return err
 	}
-	if err := auth.EnsureAuthenticationConfigMap(ctx, cs, clientCA); err != nil {
+	if err := auth.EnsureAuthenticationConfigMap(ctx, cs, clientCA, rh); err != nil {
 		return err
 	}
 	ictx, cancel := context.WithCancel(context.Background())

@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"minik/internal/admission"
 	"minik/internal/admission/plugins"
+	"minik/internal/aggregator"
 	"minik/internal/api"
 	"minik/internal/auth"
 	"minik/internal/etcd"
@@ -161,6 +163,9 @@ func (s *Server) certificates(addr string) (tls.Certificate, error) {
 	if s.admin, err = s.ca.LoadOrCreateClient(s.pkiDir, "admin", "minik-admin", []string{auth.GroupMasters}); err != nil {
 		return tls.Certificate{}, err
 	}
+	if s.frontProxyCA, s.frontProxyClient, err = pki.LoadOrCreateFrontProxy(s.pkiDir); err != nil {
+		return tls.Certificate{}, err
+	}
 	s.adminConfig = &rest.Config{
 		Host:            "https://" + addr,
 		TLSClientConfig: rest.TLSClientConfig{CAData: s.ca.CertPEM, CertData: s.admin.CertPEM, KeyData: s.admin.KeyPEM},
@@ -206,6 +211,11 @@ func (s *Server) newAPIServer() error {
 	// NamespaceLifecycle reads the server's storage, and the RBAC
 	// escalation check and NodeRestriction run after ServiceAccount.
 	chain := &admission.Chain{}
+	frontProxy, err := s.frontProxyClient.TLS()
+	if err != nil {
+		return fmt.Errorf("front-proxy client certificate: %w", err)
+	}
+	s.aggregator = aggregator.New(aggregator.Config{FrontProxy: frontProxy, Logger: s.log.With("component", "aggregator")})
 	s.apiServer, err = api.New(api.Config{
 		Store:          s.store,
 		Resources:      resources,
@@ -217,6 +227,7 @@ func (s *Server) newAPIServer() error {
 		Local:          append(append(s.health.Resources(), s.metrics.Resources()...), s.trail.Resources()...),
 		Audit:          s.auth.audit,
 		Trail:          s.trail,
+		Delegator:      s.aggregator,
 		Admission:      chain,
 		Extra:          map[string]http.Handler{"/openapi/": oapi},
 		Version:        version.Info(),
@@ -224,6 +235,7 @@ func (s *Server) newAPIServer() error {
 		ReadyChecks: []api.ReadyCheck{
 			{Name: "etcd", Check: s.monitor.CheckEtcd},
 			{Name: "etcd-watch", Check: s.monitor.CheckWatch},
+			{Name: "autoregister-completion", Check: s.aggregator.AutoregisterCompletion},
 		},
 
 		ServiceClusterIPRange: s.serviceIPs,
@@ -321,7 +333,7 @@ func (s *Server) bootstrap(ctx context.Context, ready func()) error {
 // synced, and stops them before the API server stops.
 func (s *Server) runAuthorization(ctx context.Context, ready func()) error {
 	defer s.auth.stop()
-	if err := s.auth.start(ctx, s.adminConfig, s.ca.CertPEM); err != nil {
+	if err := s.auth.start(ctx, s.adminConfig, s.ca.CertPEM, auth.FrontProxyRequestHeader(s.frontProxyCA.CertPEM)); err != nil {
 		return err
 	}
 	return readyUntilDone(ctx, ready)
@@ -333,6 +345,40 @@ func (s *Server) runAuthorization(ctx context.Context, ready func()) error {
 func (s *Server) runKubernetesService(ctx context.Context, ready func()) error {
 	if err := s.apiServer.StartServices(ctx, s.apiAddr); err != nil {
 		return err
+	}
+	return readyUntilDone(ctx, ready)
+}
+
+// runAggregator keeps the APIServices of what the API server serves and
+// proxies the others' group versions (internal/aggregator), as the API
+// server's loopback client; it is ready once the local APIServices are
+// seen Available (/readyz's autoregister-completion).
+func (s *Server) runAggregator(ctx context.Context, ready func()) error {
+	loopback, err := s.ca.LoadOrCreateClient(s.pkiDir, "apiserver-loopback", auth.UserAPIServer, []string{auth.GroupMasters})
+	if err != nil {
+		return fmt.Errorf("loopback credential: %w", err)
+	}
+	rc := &rest.Config{
+		Host:            "https://" + s.apiAddr,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.ca.CertPEM, CertData: loopback.CertPEM, KeyData: loopback.KeyPEM},
+		QPS:             -1,
+	}
+	actx, cancel := context.WithCancel(ctx)
+	done, err := s.aggregator.Run(actx, rc, s.apiServer.ServedGroupVersions())
+	if err != nil {
+		cancel()
+		return err
+	}
+	defer func() { cancel(); <-done }()
+	// /readyz's autoregister-completion holds before the part is ready;
+	// when a user's change keeps it from holding, /readyz says so (as
+	// kube-apiserver's does) and minikd runs on.
+	wctx, wdone := context.WithTimeout(ctx, 30*time.Second)
+	defer wdone()
+	if err := wait.PollUntilContextCancel(wctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		return s.aggregator.AutoregisterCompletion(ctx) == nil, nil
+	}); err != nil && ctx.Err() == nil {
+		s.log.Warn("aggregator: not every local APIService is available", "err", s.aggregator.AutoregisterCompletion(ctx))
 	}
 	return readyUntilDone(ctx, ready)
 }

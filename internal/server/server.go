@@ -34,6 +34,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"minik/internal/admission/plugins"
+	"minik/internal/aggregator"
 	"minik/internal/api"
 	"minik/internal/clusterdns"
 	"minik/internal/controllers/persistentvolume"
@@ -249,16 +250,21 @@ type Server struct {
 	// What the parts of Start make for the parts after them: each is set
 	// before its part is ready, and read only by later parts (see
 	// supervise).
-	store     *storage.Store
-	etcdDB    *etcd.Etcd
-	monitor   *storage.WatchMonitor
-	pkiDir    string
-	ca        *pki.CA
-	admin     pki.KeyPair
-	apiAddr   string
-	apiServer *api.Server
-	admission *plugins.Admission
-	auth      *authStack
+	store   *storage.Store
+	etcdDB  *etcd.Etcd
+	monitor *storage.WatchMonitor
+	pkiDir  string
+	ca      *pki.CA
+	admin   pki.KeyPair
+	// frontProxyCA signs frontProxyClient, the certificate minikd
+	// presents to the extension API servers it proxies to.
+	frontProxyCA     *pki.CA
+	frontProxyClient pki.KeyPair
+	apiAddr          string
+	apiServer        *api.Server
+	aggregator       *aggregator.Aggregator
+	admission        *plugins.Admission
+	auth             *authStack
 	// adminConfig is the admin's client configuration.
 	adminConfig *rest.Config
 	// netpol is the network plugin's policy engine, made by the
@@ -376,7 +382,8 @@ func (s *Server) RESTConfig() *rest.Config {
 // the data dir's lock and slot, etcd, its watch monitor (the /readyz
 // checks etcd and etcd-watch), the trail's flusher, the API server, the
 // admission plugins' informers, the bootstrap objects, the authorizers'
-// informers, the kubernetes Service, the kubeconfig, /readyz turning 200,
+// informers, the kubernetes Service, the aggregator (APIServices), the
+// kubeconfig, /readyz turning 200,
 // then what runs beside the API as its clients (controller manager,
 // scheduler, metrics-server, nodes, cluster DNS, data plane), and last
 // the line telling how to use the cluster. On stop those clients stop
@@ -395,6 +402,7 @@ func (s *Server) Start(ctx context.Context) error {
 		{name: "bootstrap", start: s.bootstrap},
 		{name: "authorization", start: s.runAuthorization},
 		{name: "kubernetes-service", start: s.runKubernetesService},
+		{name: "aggregator", start: s.runAggregator},
 		{name: "kubeconfig", start: s.writeKubeconfigs},
 		{name: "readyz", start: s.serveReady},
 	}

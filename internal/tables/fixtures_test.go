@@ -577,6 +577,7 @@ func goldenCases() []goldenCase {
 		{"resourceclaim", ResourceClaim, resourceClaimFixtures()},
 		{"resourceclaimtemplate", ResourceClaimTemplate, resourceClaimTemplateFixtures()},
 		{"resourceslice", ResourceSlice, resourceSliceFixtures()},
+		{"apiservice", APIService, apiServiceFixtures()},
 		{"role", CreatedAt, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},
 			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "no-timestamp", Namespace: "demo"}},

@@ -5,12 +5,12 @@
 //
 // Mutating phase:   NamespaceLifecycle, LimitRanger, ServiceAccount,
 //
-//	Priority, DefaultTolerationSeconds, DefaultStorageClass,
+//	Priority, DefaultTolerationSeconds, DefaultStorageClass, RuntimeClass,
 //	MutatingAdmissionWebhook
 //
 // Validating phase: NamespaceLifecycle (deletions), LimitRanger,
 //
-//	ServiceAccount, Priority, CertificateApproval, CertificateSigning,
+//	ServiceAccount, Priority, RuntimeClass, CertificateApproval, CertificateSigning,
 //	ClusterTrustBundleAttest, CertificateSubjectRestriction,
 //	ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota
 //
@@ -57,6 +57,7 @@ const (
 	Priority                 = "Priority"
 	DefaultTolerationSeconds = "DefaultTolerationSeconds"
 	DefaultStorageClass      = "DefaultStorageClass"
+	RuntimeClass             = "RuntimeClass"
 	// The certificates.k8s.io plugins, checking the approve, sign and
 	// attest verbs on signers and the subject of client CSRs.
 	CertificateApproval           = "CertificateApproval"
@@ -72,7 +73,7 @@ const (
 // Names lists the plugins minikd runs, in order.
 func Names() []string {
 	return []string{NamespaceLifecycle, LimitRanger, ServiceAccount, Priority, DefaultTolerationSeconds,
-		DefaultStorageClass, CertificateApproval, CertificateSigning, ClusterTrustBundleAttest, CertificateSubjectRestriction,
+		DefaultStorageClass, RuntimeClass, CertificateApproval, CertificateSigning, ClusterTrustBundleAttest, CertificateSubjectRestriction,
 		MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota}
 }
 
@@ -235,6 +236,13 @@ func (a *Admission) build() error {
 		inf := f.Storage().V1().StorageClasses()
 		a.want(inf.Informer())
 		chain.Mutators = append(chain.Mutators, &admission.DefaultStorageClass{Lister: inf.Lister()})
+	}
+	if a.enabled(RuntimeClass) {
+		inf := f.Node().V1().RuntimeClasses()
+		a.want(inf.Informer())
+		rc := &admission.RuntimeClass{Lister: inf.Lister(), Client: a.client}
+		chain.Mutators = append(chain.Mutators, rc)
+		chain.Validators = append(chain.Validators, rc)
 	}
 	if a.enabled(CertificateApproval) {
 		chain.Validators = append(chain.Validators, &admission.CertificateApproval{Authorizer: a.cfg.Authorizer})

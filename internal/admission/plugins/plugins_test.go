@@ -55,7 +55,7 @@ func rl(kv ...string) corev1.ResourceList {
 
 func TestNamesAreKubesInOrder(t *testing.T) {
 	got := strings.Join(plugins.Names(), ",")
-	want := "NamespaceLifecycle,LimitRanger,ServiceAccount,Priority,DefaultTolerationSeconds,DefaultStorageClass," +
+	want := "NamespaceLifecycle,LimitRanger,ServiceAccount,Priority,DefaultTolerationSeconds,DefaultStorageClass,RuntimeClass," +
 		"CertificateApproval,CertificateSigning,ClusterTrustBundleAttest,CertificateSubjectRestriction,MutatingAdmissionWebhook,ValidatingAdmissionPolicy,ValidatingAdmissionWebhook,ResourceQuota"
 	if got != want {
 		t.Errorf("Names() = %s", got)

@@ -2,8 +2,10 @@ package rbac_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,15 +208,32 @@ func TestBootstrapMatchesKube(t *testing.T) {
 		}
 	})
 
-	t.Run("extension-apiserver-authentication holds the client CA only", func(t *testing.T) {
+	t.Run("extension-apiserver-authentication holds the client CA and the front proxy's request headers", func(t *testing.T) {
 		cm, err := cs.CoreV1().ConfigMaps(auth.AuthenticationConfigMapNamespace).Get(ctx, auth.AuthenticationConfigMapName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// minik has no front-proxy CA: as kube-apiserver without
-		// --requestheader-client-ca-file, no requestheader-* key.
-		if len(cm.Data) != 1 {
-			t.Errorf("keys = %v, want only %s", cm.Data, auth.ClientCAKey)
+		// As kube-apiserver started by kubeadm (--requestheader-* flags)
+		// writes them: the lists as JSON arrays, no uid headers.
+		for key, want := range map[string]string{
+			auth.RequestHeaderUsernameHeadersKey: `["X-Remote-User"]`,
+			auth.RequestHeaderGroupHeadersKey:    `["X-Remote-Group"]`,
+			auth.RequestHeaderExtraHeadersKey:    `["X-Remote-Extra-"]`,
+			auth.RequestHeaderAllowedNamesKey:    `["front-proxy-client"]`,
+		} {
+			if got := cm.Data[key]; got != want {
+				t.Errorf("%s = %q, want %q", key, got, want)
+			}
+		}
+		if len(cm.Data) != 6 {
+			t.Errorf("keys = %v, want client-ca-file and five requestheader-* keys", slices.Sorted(maps.Keys(cm.Data)))
+		}
+		fp, err := cert.ParseCertsPEM([]byte(cm.Data[auth.RequestHeaderClientCAKey]))
+		if err != nil {
+			t.Fatalf("%s: %v", auth.RequestHeaderClientCAKey, err)
+		}
+		if len(fp) != 1 || !fp[0].IsCA || fp[0].Subject.CommonName != "minik-front-proxy-ca" {
+			t.Errorf("%s does not hold the front-proxy CA alone", auth.RequestHeaderClientCAKey)
 		}
 		caPEM := srv.RESTConfig.CAData
 		if len(caPEM) == 0 {

@@ -4,7 +4,17 @@
 // conditions (SuccessCriteriaMet then Complete, or FailureTarget then
 // Failed on the backoff limit or the active deadline), as
 // kube-controller-manager's controller of that name does. It also
-// suspends and resumes Jobs.
+// suspends and resumes Jobs, adopts the orphan pods a Job selects, and
+// leaves alone the Jobs whose spec.managedBy names another controller.
+//
+// Indexed Jobs run one pod per completion index (its annotation and
+// label, hostname and JOB_COMPLETION_INDEX), lowest pending index first,
+// and record status.completedIndexes; with backoffLimitPerIndex each
+// index has its own failure count (carried by the replacement pod's
+// annotation) and status.failedIndexes, bounded by maxFailedIndexes. A
+// pod failure policy fails the Job or an index, ignores a failure or
+// counts it, by exit codes or pod conditions; a success policy completes
+// an Indexed Job early.
 //
 // Finished pods are counted with kube's tracking finalizer
 // (batch.kubernetes.io/job-tracking): every pod it creates carries it; a
@@ -26,6 +36,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -68,6 +79,8 @@ const (
 	messageCompletionsReached = "Reached expected number of succeeded pods"
 	messageBackoffLimit       = "Job has reached the specified backoff limit"
 	messageDeadline           = "Job was active longer than specified deadline"
+	messageMaxFailedIndexes   = "Job has exceeded the specified maximal number of failed indexes"
+	messageFailedIndexes      = "Job has failed indexes"
 	reasonJobSuspended        = "JobSuspended"
 	reasonJobResumed          = "JobResumed"
 )
@@ -92,6 +105,7 @@ type Controller struct {
 
 	expectations *expectations
 	backoff      *backoffStore
+	written      *writtenStore
 	queue        workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -105,6 +119,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		log:          cc.Logger,
 		expectations: newExpectations(cc.Clock),
 		backoff:      newBackoffStore(),
+		written:      newWrittenStore(),
 		queue:        controllers.NewQueue[string](Name, cc.Clock, nil),
 	}
 	if c.log == nil {
@@ -185,6 +200,7 @@ func (c *Controller) deleteJob(obj interface{}) {
 	}
 	c.expectations.Forget(key)
 	c.backoff.forget(key)
+	c.written.forget(key)
 	c.queue.Add(key)
 	// Its pods may still carry the tracking finalizer: release them.
 	pods, err := c.podLister.Pods(j.Namespace).List(labelsEverything())
@@ -210,8 +226,32 @@ func (c *Controller) jobOf(pod *corev1.Pod) (string, bool) {
 	return key, err == nil && j.UID == ref.UID
 }
 
+// orphaned handles a pod without a controller: the Jobs that select it
+// may adopt it; when none will, its tracking finalizer goes.
+func (c *Controller) orphaned(pod *corev1.Pod) {
+	adopter := false
+	jobs, _ := c.jobLister.GetPodJobs(pod)
+	for i := range jobs {
+		j := &jobs[i]
+		if managedByOther(j) {
+			continue
+		}
+		if j.DeletionTimestamp == nil && !isFinishedJob(j) {
+			adopter = true
+		}
+		c.enqueue(j)
+	}
+	if !adopter && hasTrackingFinalizer(pod) {
+		c.queue.Add(orphanPrefix + pod.Namespace + "/" + pod.Name)
+	}
+}
+
 func (c *Controller) addPod(obj interface{}) {
 	pod := obj.(*corev1.Pod)
+	if metav1.GetControllerOfNoCopy(pod) == nil {
+		c.orphaned(pod)
+		return
+	}
 	key, ok := c.jobOf(pod)
 	if key == "" {
 		return
@@ -235,6 +275,19 @@ func (c *Controller) updatePod(oldObj, newObj interface{}) {
 	}
 	if !hasTrackingFinalizer(curPod) {
 		c.expectations.finalizerGoneObserved(curPod.UID)
+	}
+	oldRef, curRef := metav1.GetControllerOfNoCopy(oldPod), metav1.GetControllerOfNoCopy(curPod)
+	if oldRef != nil && (curRef == nil || curRef.UID != oldRef.UID) {
+		// Released: its former Job counts without it.
+		if key, ok := c.jobOf(oldPod); ok {
+			c.queue.Add(key)
+		}
+	}
+	if curRef == nil {
+		if oldRef != nil || !apiequality.Semantic.DeepEqual(oldPod.Labels, curPod.Labels) || hasTrackingFinalizer(curPod) {
+			c.orphaned(curPod)
+		}
+		return
 	}
 	key, ok := c.jobOf(curPod)
 	if key == "" {

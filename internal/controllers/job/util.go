@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/cache"
 )
 
 // isFinishedJob tells whether the Job has its Complete or Failed
@@ -22,24 +21,6 @@ func isFinishedJob(j *batchv1.Job) bool {
 		}
 	}
 	return false
-}
-
-// finishingCondition returns the Job's SuccessCriteriaMet or FailureTarget
-// condition: the Job is finishing, its pods terminating.
-func finishingCondition(s *batchv1.JobStatus) *batchv1.JobCondition {
-	for i := range s.Conditions {
-		c := &s.Conditions[i]
-		if (c.Type == batchv1.JobSuccessCriteriaMet || c.Type == batchv1.JobFailureTarget) && c.Status == corev1.ConditionTrue {
-			out := *c
-			return &out
-		}
-	}
-	return nil
-}
-
-func newFailureTarget(reason, message string, now time.Time) *batchv1.JobCondition {
-	return &batchv1.JobCondition{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, Message: message,
-		LastProbeTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
 }
 
 // setCondition sets a condition's status, reason and message and reports
@@ -76,15 +57,15 @@ func backoffLimit(j *batchv1.Job) *int32 {
 // pastBackoffLimitOnFailure tells whether the containers of an OnFailure
 // Job's running pods restarted as often as its backoff limit allows: the
 // kubelet restarts them in place, so no pod fails.
-func pastBackoffLimitOnFailure(j *batchv1.Job, pods podSets) bool {
+func pastBackoffLimitOnFailure(j *batchv1.Job, restarts int32) bool {
 	if j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
 		return false
 	}
 	limit := *backoffLimit(j)
 	if limit == 0 {
-		return pods.restarts > 0
+		return restarts > 0
 	}
-	return pods.restarts >= limit
+	return restarts >= limit
 }
 
 func pastActiveDeadline(j *batchv1.Job, s *batchv1.JobStatus, now time.Time) bool {
@@ -94,11 +75,12 @@ func pastActiveDeadline(j *batchv1.Job, s *batchv1.JobStatus, now time.Time) boo
 	return !now.Before(s.StartTime.Add(time.Duration(*j.Spec.ActiveDeadlineSeconds) * time.Second))
 }
 
-// successCriteriaMet: as many pods succeeded as completions asks; for a
-// work queue (no completions), one succeeded and none still runs.
+// successCriteriaMet: as many pods (indexes) succeeded as completions
+// asks and none still runs; for a work queue (no completions), one
+// succeeded and none still runs.
 func successCriteriaMet(j *batchv1.Job, succeeded, active int32) bool {
 	if j.Spec.Completions != nil {
-		return succeeded >= *j.Spec.Completions
+		return succeeded >= *j.Spec.Completions && active == 0
 	}
 	return succeeded > 0 && active == 0
 }
@@ -141,53 +123,75 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-func sortNewestFirst(pods []*corev1.Pod) {
-	sort.SliceStable(pods, func(i, j int) bool {
-		return pods[j].CreationTimestamp.Before(&pods[i].CreationTimestamp)
-	})
+// backoffRecord is how many pods of a Job failed since one last
+// succeeded, and when the last of them did (kube's backoffRecord).
+type backoffRecord struct {
+	failuresAfterLastSuccess int32
+	lastFailureTime          *time.Time
 }
 
-// backoffStore remembers, per Job, when a pod last failed, to delay its
-// replacement: podFailureBackOff after the first failure, doubling with
-// each further one, up to maxPodFailureBackOff.
-type backoffStore struct {
-	mu   sync.Mutex
-	last map[string]time.Time
-}
-
-func newBackoffStore() *backoffStore { return &backoffStore{last: map[string]time.Time{}} }
-
-func (b *backoffStore) failed(j *batchv1.Job, now time.Time) {
-	key, err := cache.MetaNamespaceKeyFunc(j)
-	if err != nil {
-		return
+// remaining is how long the Job must still wait before it creates pods:
+// podFailureBackOff after the first failure, doubling with each further
+// one, up to maxPodFailureBackOff.
+func (r backoffRecord) remaining(now time.Time) time.Duration {
+	if r.lastFailureTime == nil {
+		return 0
 	}
+	return remainingBackoff(r.failuresAfterLastSuccess, *r.lastFailureTime, now)
+}
+
+// backoffStore keeps each Job's backoffRecord.
+type backoffStore struct {
+	mu      sync.Mutex
+	records map[string]backoffRecord
+}
+
+func newBackoffStore() *backoffStore { return &backoffStore{records: map[string]backoffRecord{}} }
+
+// newRecord is the Job's record once the pods that finished since the
+// last count are: a success resets it, failures after the last success
+// count.
+func (b *backoffStore) newRecord(key string, succeeded, failed []*corev1.Pod) backoffRecord {
+	b.mu.Lock()
+	rec := b.records[key]
+	b.mu.Unlock()
+	sortByFinishedTime(succeeded)
+	sortByFinishedTime(failed)
+	if len(succeeded) == 0 {
+		if len(failed) > 0 {
+			rec.failuresAfterLastSuccess += int32(len(failed))
+			last := finishedTime(failed[len(failed)-1])
+			rec.lastFailureTime = &last
+		}
+		return rec
+	}
+	rec = backoffRecord{}
+	lastSuccess := finishedTime(succeeded[len(succeeded)-1])
+	for i := len(failed) - 1; i >= 0; i-- {
+		t := finishedTime(failed[i])
+		if !t.After(lastSuccess) {
+			break
+		}
+		if rec.lastFailureTime == nil {
+			rec.lastFailureTime = &t
+		}
+		rec.failuresAfterLastSuccess++
+	}
+	return rec
+}
+
+func (b *backoffStore) update(key string, rec backoffRecord) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.last[key] = now
-}
-
-// remaining returns how long the Job must still wait before it replaces a
-// failed pod, given how many of its pods failed.
-func (b *backoffStore) remaining(key string, failed int32, now time.Time) time.Duration {
-	if failed <= 0 {
-		return 0
-	}
-	b.mu.Lock()
-	last, ok := b.last[key]
-	b.mu.Unlock()
-	if !ok {
-		return 0
-	}
-	delay := podFailureBackOff
-	for i := int32(1); i < failed && delay < maxPodFailureBackOff; i++ {
-		delay *= 2
-	}
-	return max(last.Add(min(delay, maxPodFailureBackOff)).Sub(now), 0)
+	b.records[key] = rec
 }
 
 func (b *backoffStore) forget(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.last, key)
+	delete(b.records, key)
+}
+
+func sortByFinishedTime(pods []*corev1.Pod) {
+	sort.SliceStable(pods, func(i, j int) bool { return finishedTime(pods[i]).Before(finishedTime(pods[j])) })
 }
