@@ -59,6 +59,7 @@ require (
 	github.com/olekukonko/cat v0.0.0-20250911104152-50322a0618f6 // indirect
 	github.com/olekukonko/errors v1.2.0 // indirect
 	github.com/olekukonko/ll v0.1.6 // indirect
+	k8s.io/dynamic-resource-allocation v0.37.2 // indirect
 )
 
 require (

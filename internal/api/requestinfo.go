@@ -29,6 +29,10 @@ type RequestInfo struct {
 	Name        string
 	// Parts are the path segments after the group and version.
 	Parts []string
+	// FieldSelector is the fieldSelector of a list, watch or
+	// deletecollection, which authorizers may judge (the node authorizer's
+	// ResourceSlices of a node).
+	FieldSelector string
 }
 
 // namespaceSubresources are the subresources of a Namespace, told apart from
@@ -112,6 +116,10 @@ func ParseRequestInfo(r *http.Request) *RequestInfo {
 		if info.Name == "" {
 			info.Verb = "deletecollection"
 		}
+	}
+	switch info.Verb {
+	case "list", "watch", "deletecollection":
+		info.FieldSelector = q.Get("fieldSelector")
 	}
 	return info
 }

@@ -751,6 +751,10 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 	if required != "" && required != cm.GetResourceVersion() {
 		return nil, false, conflict(h.res, m.GetName())
 	}
+	if req, ok := registry.RequestFrom(ctx); ok && required == "" && req.Verb == "update" && h.res.Strategy.RequireResourceVersion {
+		return nil, false, apierrors.NewInvalid(h.res.GroupVersionKind().GroupKind(), m.GetName(),
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+	}
 	// An unconditional update is checked against the object it replaces.
 	m.SetResourceVersion(cm.GetResourceVersion())
 	sent := m.GetManagedFields()

@@ -433,6 +433,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := auth.WithUser(r.Context(), user)
+	ctx = registry.WithRequest(ctx, registry.Request{Env: serverEnv{s}, Verb: info.Verb})
 	s.serveLimited(w, r.WithContext(withRequestInfo(ctx, info)), info, user, s.mux)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.log.Debug("request", "verb", info.Verb, "path", r.URL.Path, "took", s.clock.Since(start))
@@ -490,6 +491,7 @@ func (s *Server) authorize(ctx context.Context, u *auth.User, info *RequestInfo)
 		User: u, Verb: info.Verb, IsResource: info.IsResourceRequest,
 		APIGroup: info.APIGroup, APIVersion: info.APIVersion, Namespace: info.Namespace,
 		Resource: info.Resource, Subresource: info.Subresource, Name: info.Name, Path: info.Path,
+		FieldSelector: info.FieldSelector,
 	}
 	d, reason, err := s.authorizer().Authorize(ctx, attrs)
 	if d == auth.Allow {

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/fields"
 )
 
 // GroupMasters is the group whose members may do anything (kube's
@@ -146,6 +148,22 @@ type Attributes struct {
 	Subresource string
 	Name        string
 	Path        string
+	// FieldSelector is the field selector of a list, watch or
+	// deletecollection, as the client sent it.
+	FieldSelector string
+}
+
+// FieldRequirements parses the field selector, as kube's authorizer
+// attributes give it (GetFieldSelector).
+func (a Attributes) FieldRequirements() (fields.Requirements, error) {
+	if a.FieldSelector == "" {
+		return nil, nil
+	}
+	sel, err := fields.ParseSelector(a.FieldSelector)
+	if err != nil {
+		return nil, fmt.Errorf("field selector %q: %w", a.FieldSelector, err)
+	}
+	return sel.Requirements(), nil
 }
 
 // Decision is an authorizer's verdict.

@@ -25,7 +25,8 @@ func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 		"discovery.k8s.io/v1/endpointslices " +
 		"networking.k8s.io/v1/ingressclasses networking.k8s.io/v1/ingresses networking.k8s.io/v1/ipaddresses networking.k8s.io/v1/networkpolicies networking.k8s.io/v1/servicecidrs policy/v1/poddisruptionbudgets " +
 		"rbac.authorization.k8s.io/v1/roles rbac.authorization.k8s.io/v1/rolebindings rbac.authorization.k8s.io/v1/clusterroles rbac.authorization.k8s.io/v1/clusterrolebindings " +
-		"coordination.k8s.io/v1/leases node.k8s.io/v1/runtimeclasses events.k8s.io/v1/events scheduling.k8s.io/v1/priorityclasses " +
+		"coordination.k8s.io/v1/leases node.k8s.io/v1/runtimeclasses " +
+		"resource.k8s.io/v1/deviceclasses resource.k8s.io/v1/devicetaintrules resource.k8s.io/v1/resourceclaims resource.k8s.io/v1/resourceclaimtemplates resource.k8s.io/v1/resourceslices events.k8s.io/v1/events scheduling.k8s.io/v1/priorityclasses " +
 		"storage.k8s.io/v1/csidrivers storage.k8s.io/v1/csinodes storage.k8s.io/v1/csistoragecapacities storage.k8s.io/v1/storageclasses " +
 		"storage.k8s.io/v1/volumeattachments storage.k8s.io/v1/volumeattributesclasses " +
 		"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations admissionregistration.k8s.io/v1/validatingwebhookconfigurations " +

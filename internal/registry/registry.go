@@ -152,6 +152,10 @@ type Strategy struct {
 	// kube's DefaultGarbageCollectionPolicy answers for core/v1
 	// ReplicationControllers; other resources delete in the background.
 	OrphansByDefault bool
+	// RequireResourceVersion is true for resources whose updates must
+	// name the resourceVersion they replace (kube's strategies that do not
+	// AllowUnconditionalUpdate): a PUT without one is refused.
+	RequireResourceVersion bool
 	// KeepStatusOnCreate is true for resources whose status a client may set
 	// on create (Nodes, Events); otherwise status is reset on create.
 	KeepStatusOnCreate bool

@@ -42,6 +42,7 @@ var builtins = []*Resource{
 	roles, roleBindings, clusterRoles, clusterRoleBindings,
 	leases,
 	runtimeClasses,
+	deviceClasses, deviceTaintRules, resourceClaims, resourceClaimTemplates, resourceSlices,
 	eventsEvents,
 	priorityClasses,
 	csiDrivers, csiNodes, csiStorageCapacities, storageClasses, volumeAttachments, volumeAttributesClasses,

@@ -81,6 +81,12 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		// One kind at two versions: v1 shows the stored v2 objects.
 		"autoscaling/v2/horizontalpodautoscalers": {true, false, tables.HorizontalPodAutoscaler},
 		"autoscaling/v1/horizontalpodautoscalers": {true, false, tables.HorizontalPodAutoscaler},
+		// Dynamic Resource Allocation.
+		"resource.k8s.io/v1/deviceclasses":          {true, false, tables.DeviceClass},
+		"resource.k8s.io/v1/devicetaintrules":       {true, false, tables.DeviceTaintRule},
+		"resource.k8s.io/v1/resourceclaims":         {false, false, tables.ResourceClaim},
+		"resource.k8s.io/v1/resourceclaimtemplates": {false, false, tables.ResourceClaimTemplate},
+		"resource.k8s.io/v1/resourceslices":         {true, false, tables.ResourceSlice},
 	}
 	for _, r := range All() {
 		key := r.GroupVersion.String() + "/" + r.Name

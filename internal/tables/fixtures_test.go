@@ -586,6 +586,11 @@ func goldenCases() []goldenCase {
 		{"clustertrustbundle", ClusterTrustBundle, clusterTrustBundleFixtures()},
 		{"podcertificaterequest", PodCertificateRequest, podCertificateRequestFixtures()},
 		{"runtimeclass", RuntimeClass, runtimeClassFixtures()},
+		{"deviceclass", DeviceClass, deviceClassFixtures()},
+		{"devicetaintrule", DeviceTaintRule, deviceTaintRuleFixtures()},
+		{"resourceclaim", ResourceClaim, resourceClaimFixtures()},
+		{"resourceclaimtemplate", ResourceClaimTemplate, resourceClaimTemplateFixtures()},
+		{"resourceslice", ResourceSlice, resourceSliceFixtures()},
 		{"apiservice", APIService, apiServiceFixtures()},
 		{"role", CreatedAt, []runtime.Object{
 			&rbacv1.Role{ObjectMeta: objMeta("pod-reader", 3*time.Hour), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}}},

@@ -9,6 +9,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -183,4 +184,35 @@ func TestNodeIsNarrowedToItsPods(t *testing.T) {
 		_, err = n1.CoreV1().ConfigMaps("demo").Get(ctx, "settings", metav1.GetOptions{})
 		wantForbidden(t, "get configmap demo/settings", err, forbiddenGet("configmaps", "settings"))
 	})
+}
+
+// TestNodeResourceSlices: through the API server, a node publishes and
+// lists its own ResourceSlices (by spec.nodeName) and no other node's.
+func TestNodeResourceSlices(t *testing.T) {
+	srv := testserver.Start(t)
+	n1 := nodeClient(t, srv, "n1")
+	ctx := context.Background()
+	mk := func(name, nodeName string) *resourcev1.ResourceSlice {
+		return &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: resourcev1.ResourceSliceSpec{
+			Driver: "gpu.example.com", NodeName: &nodeName, Pool: resourcev1.ResourcePool{Name: nodeName, ResourceSliceCount: 1},
+		}}
+	}
+	if _, err := n1.ResourceV1().ResourceSlices().Create(ctx, mk("n1-gpu", "n1"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create its own slice: %v", err)
+	}
+	_, err := n1.ResourceV1().ResourceSlices().Create(ctx, mk("n2-gpu", "n2"), metav1.CreateOptions{})
+	wantForbidden(t, "create another node's slice", err, `resourceslices.resource.k8s.io "n2-gpu" is forbidden: can only create ResourceSlice with the same NodeName as the requesting node`)
+	list, err := n1.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=n1"})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("list its slices: %v %v", list, err)
+	}
+	_, err = n1.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+	wantForbidden(t, "list every slice", err, `resourceslices.resource.k8s.io is forbidden: User "system:node:n1" cannot list resource "resourceslices" in API group "resource.k8s.io" at the cluster scope: can only list/watch/deletecollection resourceslices with nodeName field selector`)
+	waitUntil(t, "the node to get its slice", func(ctx context.Context) bool {
+		_, err := n1.ResourceV1().ResourceSlices().Get(ctx, "n1-gpu", metav1.GetOptions{})
+		return err == nil
+	})
+	if err := n1.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "spec.nodeName=n1"}); err != nil {
+		t.Fatalf("delete its slices: %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 )
@@ -19,12 +20,15 @@ const (
 	PersistentVolume
 	ServiceAccount
 	ResourceClaim
+	// ResourceSlice relates to the node its spec.nodeName names.
+	ResourceSlice
 )
 
 // names are the kinds as kube's graph names its vertices in messages.
 var names = [...]string{
 	Secret: "secret", ConfigMap: "configmap", PersistentVolumeClaim: "pvc",
 	PersistentVolume: "pv", ServiceAccount: "serviceAccount", ResourceClaim: "resourceclaim",
+	ResourceSlice: "resourceslice",
 }
 
 // String implements fmt.Stringer.
@@ -73,6 +77,8 @@ type Graph struct {
 	pvs map[string]pvEntry
 	// pvsBySecret indexes pvs by the secrets they name.
 	pvsBySecret map[ref]map[string]struct{}
+	// slices are the nodes of the ResourceSlices that name one.
+	slices map[string]string
 }
 
 // NewGraph returns an empty graph; Populate feeds it.
@@ -82,6 +88,7 @@ func NewGraph() *Graph {
 		related:     map[string]map[ref]int{},
 		pvs:         map[string]pvEntry{},
 		pvsBySecret: map[ref]map[string]struct{}{},
+		slices:      map[string]string{},
 	}
 }
 
@@ -120,7 +127,47 @@ func (g *Graph) Populate(f informers.SharedInformerFactory) (cache.InformerSynce
 	if err != nil {
 		return nil, err
 	}
-	return func() bool { return pods.HasSynced() && pvs.HasSynced() }, nil
+	slices, err := f.Resource().V1().ResourceSlices().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { g.setSlice(obj) },
+		UpdateFunc: func(_, obj any) { g.setSlice(obj) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if s, ok := obj.(*resourcev1.ResourceSlice); ok {
+				g.DeleteSlice(s.Name)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() bool { return pods.HasSynced() && pvs.HasSynced() && slices.HasSynced() }, nil
+}
+
+func (g *Graph) setSlice(obj any) {
+	if s, ok := obj.(*resourcev1.ResourceSlice); ok {
+		g.AddSlice(s)
+	}
+}
+
+// AddSlice records the node a ResourceSlice names, or forgets a slice
+// that names none.
+func (g *Graph) AddSlice(s *resourcev1.ResourceSlice) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s.Spec.NodeName == nil || *s.Spec.NodeName == "" {
+		delete(g.slices, s.Name)
+		return
+	}
+	g.slices[s.Name] = *s.Spec.NodeName
+}
+
+// DeleteSlice forgets a ResourceSlice.
+func (g *Graph) DeleteSlice(name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.slices, name)
 }
 
 func (g *Graph) setPod(obj any) {
@@ -243,6 +290,9 @@ func (g *Graph) removePVLocked(name string) {
 func (g *Graph) Related(node string, kind Kind, namespace, name string) bool {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
+	if kind == ResourceSlice {
+		return g.slices[name] == node
+	}
 	m := g.related[node]
 	if m == nil {
 		return false

@@ -10,15 +10,17 @@
 // token for a ServiceAccount, only when one of its pods references it;
 // anything else of those kinds is denied with kube's reason ("no
 // relationship found between node '<node>' and this object"). Its own
-// Lease in kube-node-lease and its own CSINode are its to write; the rest
-// is the system:node rules (rbac.NodeRules).
+// Lease in kube-node-lease and its own CSINode are its to write, and so
+// are the ResourceSlices naming it (listed, watched and deleted only with
+// a spec.nodeName=<node> field selector); the rest is the system:node
+// rules (rbac.NodeRules).
 //
 // Restriction, the NodeRestriction admission plugin, narrows the writes
 // those rules allow: a node may write only its own Node (and may not set
 // node-restriction.kubernetes.io labels, nor kubernetes.io and k8s.io
 // labels a kubelet does not own, nor change its taints), its own Lease,
-// mirror pods bound to itself, the status of its pods and the eviction or
-// deletion of its pods, the status capacity and conditions of claims,
+// mirror pods bound to itself, ResourceSlices naming itself, the status
+// of its pods and the eviction or deletion of its pods, the status capacity and conditions of claims,
 // and may ask a token only bound to one of its pods.
 //
 // Also unlike kube, the owner reference of a mirror pod is not checked
@@ -42,9 +44,12 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"minik/internal/admission"
 	"minik/internal/auth"
@@ -54,7 +59,7 @@ import (
 // LeaseNamespace holds the nodes' heartbeat Leases.
 const LeaseNamespace = corev1.NamespaceNodeLease
 
-// resourceGroup is the group of ResourceClaims (not served by minik yet).
+// resourceGroup is the group of ResourceClaims and ResourceSlices.
 const resourceGroup = "resource.k8s.io"
 
 // Authorizer is kube's Node authorizer. It has no opinion on users that
@@ -94,6 +99,8 @@ func (a *Authorizer) Authorize(_ context.Context, attrs auth.Attributes) (auth.D
 			return a.authorizeGet(name, PersistentVolume, attrs)
 		case resourceGroup + "/resourceclaims":
 			return a.authorizeGet(name, ResourceClaim, attrs)
+		case resourceGroup + "/resourceslices":
+			return a.authorizeResourceSlice(name, attrs)
 		case "/serviceaccounts":
 			return a.authorizeCreateToken(name, attrs)
 		case coordinationv1.GroupName + "/leases":
@@ -137,6 +144,31 @@ func authorizeOwn(node string, attrs auth.Attributes, what string, more func() (
 		return auth.NoOpinion, "can only access node lease with the same name as the requesting node", nil
 	}
 	return auth.Allow, "", nil
+}
+
+// authorizeResourceSlice is kube's: a node creates ResourceSlices
+// (NodeRestriction checks they are its own), reads and writes those that
+// name it, and lists, watches and deletes them only with a
+// spec.nodeName=<node> field selector.
+func (a *Authorizer) authorizeResourceSlice(node string, attrs auth.Attributes) (auth.Decision, string, error) {
+	if attrs.Subresource != "" {
+		return auth.NoOpinion, "cannot authorize ResourceSlice subresources", nil
+	}
+	switch attrs.Verb {
+	case "create":
+		return auth.Allow, "", nil
+	case "get", "update", "patch", "delete":
+		return a.authorize(node, ResourceSlice, attrs)
+	case "watch", "list", "deletecollection":
+		reqs, _ := attrs.FieldRequirements()
+		for _, r := range reqs {
+			if r.Field == resourcev1.ResourceSliceSelectorNodeName && r.Operator == selection.Equals && r.Value == node {
+				return auth.Allow, "", nil
+			}
+		}
+		return auth.NoOpinion, "can only list/watch/deletecollection resourceslices with nodeName field selector", nil
+	}
+	return auth.NoOpinion, "only the following verbs are allowed for a ResourceSlice: get, watch, list, create, update, patch, delete, deletecollection", nil
 }
 
 // authorizeRead allows get, list and watch of one object (a list or watch
@@ -254,6 +286,8 @@ func (r Restriction) Validate(ctx context.Context, a *admission.Attributes) erro
 		if objectName(a) != node {
 			return forbidden(errors.New("can only access CSINode with the same name as the requesting node"))
 		}
+	case resourceGroup + "/resourceslices":
+		return admitResourceSlice(node, a, forbidden)
 	case "/persistentvolumeclaims":
 		if a.Subresource != "status" {
 			return forbidden(errors.New("may only update PVC status"))
@@ -272,6 +306,30 @@ func (r Restriction) Validate(ctx context.Context, a *admission.Attributes) erro
 		default:
 			return forbidden(fmt.Errorf("unexpected pod subresource %q, only 'status' and 'eviction' are allowed", a.Subresource))
 		}
+	}
+	return nil
+}
+
+// admitResourceSlice is kube's: a node creates and deletes only the
+// ResourceSlices that name it (the authorizer cannot see a new object,
+// nor each one a deletecollection deletes).
+func admitResourceSlice(node string, a *admission.Attributes, forbidden func(error) error) error {
+	var obj runtime.Object
+	var what string
+	switch a.Operation {
+	case admission.Create:
+		obj, what = a.Object, "create"
+	case admission.Delete:
+		obj, what = a.OldObject, "delete"
+	default:
+		return nil
+	}
+	s, ok := obj.(*resourcev1.ResourceSlice)
+	if !ok {
+		return forbidden(fmt.Errorf("unexpected type %T", obj))
+	}
+	if s.Spec.NodeName == nil || *s.Spec.NodeName != node {
+		return forbidden(fmt.Errorf("can only %s ResourceSlice with the same NodeName as the requesting node", what))
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"minik/internal/controllers/persistentvolume"
 	"minik/internal/controllers/podautoscaler"
 	"minik/internal/controllers/replicaset"
+	"minik/internal/controllers/resourceclaim"
 	"minik/internal/controllers/resourcequota"
 	"minik/internal/controllers/rootcacertpublisher"
 	"minik/internal/controllers/serviceaccount"
@@ -53,6 +54,7 @@ func Controllers() map[string]controllers.Constructor {
 		podautoscaler.Name:       podautoscaler.New,
 
 		storageversionmigrator.Name: storageversionmigrator.New,
+		resourceclaim.Name:          resourceclaim.New,
 
 		certificates.ApprovingName:  certificates.NewApproving,
 		certificates.SigningName:    certificates.NewSigning,
