@@ -51,13 +51,7 @@ func NewCleaner(cc *controllers.Context) (controllers.Controller, error) {
 	case cc.Client == nil || cc.Informers == nil:
 		return nil, fmt.Errorf("%s: a client and an informer factory are required", CleanerName)
 	}
-	logger, clk := cc.Logger, cc.Clock
-	if logger == nil {
-		logger = slog.Default()
-	}
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	logger, clk := loggerAndClock(cc)
 	inf := cc.Informers.Certificates().V1().CertificateSigningRequests()
 	return &Cleaner{client: cc.Client, logger: logger, clock: clk, lister: inf.Lister(), synced: inf.Informer().HasSynced}, nil
 }
@@ -65,19 +59,38 @@ func NewCleaner(cc *controllers.Context) (controllers.Controller, error) {
 // Run cleans every CleanerInterval until ctx is done, first once the
 // cache has synced. kube runs a loop per worker; one is enough here.
 func (c *Cleaner) Run(ctx context.Context, _ int) {
-	if !syncwait.Synced(ctx, c.synced) {
+	every(ctx, c.synced, c.clock, CleanerInterval, c.Clean)
+}
+
+// every runs clean once the cache has synced, then every interval until
+// ctx is done.
+func every(ctx context.Context, synced cache.InformerSynced, clk clock.WithTicker, interval time.Duration, clean func(context.Context)) {
+	if !syncwait.Synced(ctx, synced) {
 		return
 	}
-	t := c.clock.NewTicker(CleanerInterval)
+	t := clk.NewTicker(interval)
 	defer t.Stop()
 	for {
-		c.Clean(ctx)
+		clean(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
 		}
 	}
+}
+
+// loggerAndClock are a controller context's logger and clock, or the
+// defaults.
+func loggerAndClock(cc *controllers.Context) (*slog.Logger, clock.WithTicker) {
+	logger, clk := cc.Logger, cc.Clock
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return logger, clk
 }
 
 // Clean deletes every CSR that is done with.

@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"minik/internal/controllers"
-	"minik/internal/syncwait"
 )
 
 // PCRCleanerName is the PodCertificateRequest cleaner's name in
@@ -49,32 +48,14 @@ func NewPCRCleaner(cc *controllers.Context) (controllers.Controller, error) {
 	case cc.Client == nil || cc.Informers == nil:
 		return nil, fmt.Errorf("%s: a client and an informer factory are required", PCRCleanerName)
 	}
-	logger, clk := cc.Logger, cc.Clock
-	if logger == nil {
-		logger = slog.Default()
-	}
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
+	logger, clk := loggerAndClock(cc)
 	inf := cc.Informers.Certificates().V1().PodCertificateRequests()
 	return &PCRCleaner{client: cc.Client, logger: logger, clock: clk, lister: inf.Lister(), synced: inf.Informer().HasSynced}, nil
 }
 
 // Run cleans every PCRCleanerInterval until ctx is done.
 func (c *PCRCleaner) Run(ctx context.Context, _ int) {
-	if !syncwait.Synced(ctx, c.synced) {
-		return
-	}
-	t := c.clock.NewTicker(PCRCleanerInterval)
-	defer t.Stop()
-	for {
-		c.Clean(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-	}
+	every(ctx, c.synced, c.clock, PCRCleanerInterval, c.Clean)
 }
 
 // Clean deletes the PodCertificateRequests older than PCRThreshold,
