@@ -141,20 +141,8 @@ func (p *Plugin) compile(pol *admissionregistrationv1.MutatingAdmissionPolicy) *
 		return c
 	}
 	c := &compiled{resourceVersion: pol.ResourceVersion}
-	var names, exprs []string
-	for _, v := range pol.Spec.Variables {
-		names, exprs = append(names, v.Name), append(exprs, v.Expression)
-	}
-	compiler, vars, envErr := p.cfg.Compiler.WithVariables(names, exprs)
-	if envErr != nil {
-		compiler = p.cfg.Compiler
-	}
-	c.variables = vars
-	names, exprs = nil, nil
-	for _, mc := range pol.Spec.MatchConditions {
-		names, exprs = append(names, mc.Name), append(exprs, mc.Expression)
-	}
-	c.conditions = compiler.CompileConditions(names, exprs)
+	compiler, vars, conds, envErr := policy.CompileEnv(p.cfg.Compiler, pol.Spec.Variables, pol.Spec.MatchConditions)
+	c.variables, c.conditions = vars, conds
 	for _, m := range pol.Spec.Mutations {
 		cm := compiledMutation{jsonPatch: m.PatchType == admissionregistrationv1.PatchTypeJSONPatch}
 		switch {

@@ -118,6 +118,27 @@ type compiled struct {
 	validations     []validation
 }
 
+// CompileEnv compiles what validating and mutating policies share: the
+// policy's variables, declared in an environment of its own, and its
+// match conditions. It also returns the compiler of that environment for
+// the policy's other expressions, or base with the error when the
+// variables do not compile.
+func CompileEnv(base *cel.Compiler, variables []admissionregistrationv1.Variable, matches []admissionregistrationv1.MatchCondition) (*cel.Compiler, []cel.Variable, []cel.Condition, error) {
+	var names, exprs []string
+	for _, v := range variables {
+		names, exprs = append(names, v.Name), append(exprs, v.Expression)
+	}
+	compiler, vs, envErr := base.WithVariables(names, exprs)
+	if envErr != nil {
+		compiler = base
+	}
+	names, exprs = nil, nil
+	for _, mc := range matches {
+		names, exprs = append(names, mc.Name), append(exprs, mc.Expression)
+	}
+	return compiler, vs, compiler.CompileConditions(names, exprs), envErr
+}
+
 type validation struct {
 	expression string
 	program    *cel.Program
@@ -134,21 +155,8 @@ func (p *Plugin) compile(pol *admissionregistrationv1.ValidatingAdmissionPolicy)
 		return c
 	}
 	c := &compiled{resourceVersion: pol.ResourceVersion}
-	var names, exprs []string
-	for _, v := range pol.Spec.Variables {
-		names, exprs = append(names, v.Name), append(exprs, v.Expression)
-	}
-	// The policy's own environment declares its variables.
-	compiler, vars, envErr := p.cfg.Compiler.WithVariables(names, exprs)
-	if envErr != nil {
-		compiler = p.cfg.Compiler
-	}
-	c.variables = vars
-	names, exprs = nil, nil
-	for _, mc := range pol.Spec.MatchConditions {
-		names, exprs = append(names, mc.Name), append(exprs, mc.Expression)
-	}
-	c.conditions = compiler.CompileConditions(names, exprs)
+	compiler, vars, conds, envErr := CompileEnv(p.cfg.Compiler, pol.Spec.Variables, pol.Spec.MatchConditions)
+	c.variables, c.conditions = vars, conds
 	for _, v := range pol.Spec.Validations {
 		val := validation{expression: v.Expression, message: v.Message, reason: metav1.StatusReasonInvalid}
 		val.program, val.err = compiler.Compile(v.Expression)
