@@ -78,15 +78,21 @@ type node struct {
 	renewFails int
 }
 
+// startEvents starts the node's event recorder. It runs before the pool's
+// shared pod watch starts, which may hand the node a pod (and so record an
+// event) before run has begun. The returned function stops it.
+func (n *node) startEvents(ctx context.Context) (stop func()) {
+	n.events = record.NewBroadcaster(record.WithContext(ctx))
+	n.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: n.cs.CoreV1().Events("")})
+	n.rec = n.events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: n.name})
+	return n.events.Shutdown
+}
+
 // run registers the node, then runs its kubelet until ctx is done:
 // heartbeats, the pods bound to it, and its endpoint. ready is called once
 // the node is registered and watches its pods.
 func (n *node) run(ctx context.Context, ready func()) error {
 	defer n.ln.Close()
-	n.events = record.NewBroadcaster(record.WithContext(ctx))
-	n.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: n.cs.CoreV1().Events("")})
-	defer n.events.Shutdown()
-	n.rec = n.events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: n.name})
 
 	srv := &http.Server{Handler: n.handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	go func() { _ = srv.Serve(n.ln) }()

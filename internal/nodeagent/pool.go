@@ -67,6 +67,9 @@ func (p *Pool) Start(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	for _, n := range nodes {
+		defer n.startEvents(ctx)()
+	}
 	if !p.cfg.WatchPerNode {
 		stop, err := sharePodWatch(ctx, nodes)
 		if err != nil {
