@@ -77,7 +77,7 @@ func TestAPFConfiguration(t *testing.T) {
 
 	t.Run("every bootstrap flowschema is marked as finding its priority level", func(t *testing.T) {
 		for _, fs := range append(bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas...) {
-			want := apf.DanglingCondition(fs.Spec.PriorityLevelConfiguration.Name, true)
+			want := danglingCondition(fs.Spec.PriorityLevelConfiguration.Name, true)
 			waitFor(t, "Dangling=False on "+fs.Name, danglingIs(fsc, fs.Name, want))
 		}
 	})
@@ -244,7 +244,7 @@ func TestAPFConfiguration(t *testing.T) {
 		if _, err := fsc.Create(ctx, fs, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "Dangling=True", danglingIs(fsc, "dangler", apf.DanglingCondition("later", false)))
+		waitFor(t, "Dangling=True", danglingIs(fsc, "dangler", danglingCondition("later", false)))
 		pl := &flowcontrolv1.PriorityLevelConfiguration{
 			ObjectMeta: metav1.ObjectMeta{Name: "later"},
 			Spec: flowcontrolv1.PriorityLevelConfigurationSpec{Type: flowcontrolv1.PriorityLevelEnablementLimited,
@@ -253,7 +253,7 @@ func TestAPFConfiguration(t *testing.T) {
 		if _, err := plc.Create(ctx, pl, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "Dangling=False", danglingIs(fsc, "dangler", apf.DanglingCondition("later", true)))
+		waitFor(t, "Dangling=False", danglingIs(fsc, "dangler", danglingCondition("later", true)))
 	})
 }
 
@@ -273,4 +273,16 @@ func danglingIs(fsc interface {
 		}
 		return false, nil
 	}
+}
+
+// danglingCondition is the Dangling condition kube's APF configuration
+// controller writes on a FlowSchema whose priority level does (found) or
+// does not exist.
+func danglingCondition(plName string, found bool) flowcontrolv1.FlowSchemaCondition {
+	if found {
+		return flowcontrolv1.FlowSchemaCondition{Type: flowcontrolv1.FlowSchemaConditionDangling, Status: flowcontrolv1.ConditionFalse, Reason: "Found",
+			Message: fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", plName)}
+	}
+	return flowcontrolv1.FlowSchemaCondition{Type: flowcontrolv1.FlowSchemaConditionDangling, Status: flowcontrolv1.ConditionTrue, Reason: "NotFound",
+		Message: fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q but there is no such object", plName)}
 }

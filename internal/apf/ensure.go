@@ -1,10 +1,10 @@
-// Package apf keeps the API Priority and Fairness configuration of a
-// cluster as kube-apiserver does: the bootstrap FlowSchemas and
-// PriorityLevelConfigurations of k8s.io/apiserver's bootstrap package
-// (what kube-apiserver's APF config producer ensures), and the Dangling
-// condition of every FlowSchema's status (what its APF configuration
-// controller writes), and it classifies requests by the FlowSchemas
-// (Classifier) for the X-Kubernetes-PF-* response headers.
+// Package apf is API Priority and Fairness as kube-apiserver runs it:
+// the bootstrap FlowSchemas and PriorityLevelConfigurations of
+// k8s.io/apiserver's bootstrap package kept (Maintainer, what
+// kube-apiserver's APF config producer ensures), and the dispatcher that
+// enforces them (FlowControl: k8s.io/apiserver's util/flowcontrol with its
+// config controller, which also writes every FlowSchema's Dangling
+// condition).
 //
 // The bootstrap rules are kube's (pkg/registry/flowcontrol/ensurer): a
 // missing object is always created; a mandatory one (exempt, catch-all)
@@ -12,8 +12,13 @@
 // its apf.kubernetes.io/autoupdate-spec annotation is "true" (or, without
 // a boolean annotation, while its generation is 1), the annotation being
 // set to what was decided; an object annotated "true" that is no longer
-// part of the bootstrap configuration is deleted. minik does not enforce
-// the configuration: no request is queued or rejected by priority level.
+// part of the bootstrap configuration is deleted.
+//
+// The dispatcher is kube's own: seats shared by nominalConcurrencyShares
+// with lending and borrowing, queues with shuffle sharding by flow
+// distinguisher, Reject levels, exempt levels never limited, the
+// apiserver_flowcontrol_* metrics. The API server (internal/api) puts it
+// in its handler chain as kube-apiserver's WithPriorityAndFairness.
 package apf
 
 import (

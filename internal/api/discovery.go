@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	"minik/internal/registry"
 )
@@ -20,6 +21,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	routes := s.routes.Load()
 	delegation := s.delegation()
 	if h := delegation.delegatedHandler(r.URL.Path); h != nil {
+		// A delegated watch is initialized as far as this server's
+		// priority and fairness can tell.
+		utilflowcontrol.RequestDelegated(r.Context())
 		h.ServeHTTP(w, r)
 		return
 	}

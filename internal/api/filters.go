@@ -24,7 +24,9 @@ import (
 //     (kube writes those words as plain text), is logged at error
 //     with its stack and audited at stage Panic; when the response had
 //     already started, the stream is aborted instead (http.ErrAbortHandler).
-//   - the in-flight limit (filters.WithMaxInFlightLimit): at most
+//   - API Priority and Fairness (filters.WithPriorityAndFairness) when
+//     Config.FlowControl is set: see flowcontrol.go.
+//   - otherwise the in-flight limit (filters.WithMaxInFlightLimit): at most
 //     MaxRequestsInFlight read-only (get, list) and
 //     MaxMutatingRequestsInFlight other requests are served at once; one
 //     more answers 429 with Retry-After: 1 unless its user is in
@@ -115,13 +117,6 @@ func (l *inflightLimit) acquire(info *RequestInfo) (release func(), ok bool) {
 	}
 }
 
-// inflightFull is kube's 429 of a full in-flight limit (plain text, as
-// kube-apiserver writes it).
-func inflightFull(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", "1")
-	http.Error(w, tooManyMessage, http.StatusTooManyRequests)
-}
-
 // requestTimeout is how long a request may take: RequestTimeout, or the
 // request's ?timeout= when shorter, as kube's WithRequestDeadline.
 func (s *Server) requestTimeout(r *http.Request) (time.Duration, error) {
@@ -140,48 +135,95 @@ func (s *Server) requestTimeout(r *http.Request) (time.Duration, error) {
 	return d, nil
 }
 
-// serveLimited runs next under the in-flight limit and the request
-// timeout (see the top of this file). The slot is held until next returns,
-// also when the client was answered 504 before: the work still runs.
-func (s *Server) serveLimited(w http.ResponseWriter, r *http.Request, info *RequestInfo, u *auth.User, next http.Handler) {
-	if longRunning(info) {
+// serveLimited runs a request under the in-flight limit (or API Priority
+// and Fairness, see flowcontrol.go) and the request timeout (see the top
+// of this file): authorize runs once the request holds its seat, as
+// kube's chain authorizes after its limiting filter, and answers the
+// request itself when it returns false; next then serves it. The seat is
+// held until next returns, also when the client was answered 504 before:
+// the work still runs.
+func (s *Server) serveLimited(w http.ResponseWriter, r *http.Request, info *RequestInfo, u *auth.User, arrived time.Time, authorize func(*http.Request) bool, next http.Handler) {
+	watch := info.Verb == "watch"
+	if longRunning(info) && !watch {
+		if authorize(r) {
+			next.ServeHTTP(w, r)
+		}
+		return
+	}
+	if !watch {
+		d, err := s.requestTimeout(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		// The context ends at the deadline (or when the client goes),
+		// never when the handler returns: ctx.Done in serveTimed means a
+		// timeout.
+		ctx, cancel := context.WithDeadline(r.Context(), arrived.Add(d))
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
+	var release func()
+	if s.flow != nil {
+		var ok bool
+		if release, r, ok = s.flow.admit(w, r, info, u, arrived); !ok {
+			return
+		}
+	} else {
+		var ok bool
+		if release, ok = s.acquireInflight(w, info, u); !ok {
+			return
+		}
+	}
+	if !authorize(r) {
+		release()
+		return
+	}
+	if watch {
+		defer release()
 		next.ServeHTTP(w, r)
 		return
 	}
-	release := func() {}
-	if !healthPath(info) {
-		var ok bool
-		release, ok = s.limit.acquire(info)
-		if !ok {
-			if !slices.Contains(u.Groups, auth.GroupMasters) {
-				inflightFull(w)
-				return
-			}
-			// system:masters always get an answer (kube: "a super-admin
-			// or a loopback connection").
-			release = func() {}
-		}
-		kind := promstats.RequestKindMutating
-		if info.Verb == "get" || info.Verb == "list" {
-			kind = promstats.RequestKindReadOnly
-		}
-		done, free := promstats.InflightStarted(kind), release
-		release = func() { done(); free() }
+	s.serveTimed(w, r, release, next)
+}
+
+// acquireInflight takes an in-flight slot of the request's kind, without
+// API Priority and Fairness, as kube's WithMaxInFlightLimit: watches and
+// the health paths take none, system:masters are served when the slots
+// are full; others are answered 429 with Retry-After: 1 (ok false).
+func (s *Server) acquireInflight(w http.ResponseWriter, info *RequestInfo, u *auth.User) (release func(), ok bool) {
+	if info.Verb == "watch" || healthPath(info) {
+		return func() {}, true
 	}
-	d, err := s.requestTimeout(r)
-	if err != nil {
-		release()
-		writeError(w, r, err)
-		return
+	release, ok = s.limit.acquire(info)
+	if !ok {
+		if !slices.Contains(u.Groups, auth.GroupMasters) {
+			tooManyRequests(w, "1")
+			return nil, false
+		}
+		// system:masters always get an answer (kube: "a super-admin or a
+		// loopback connection").
+		release = func() {}
 	}
-	// The context ends at the deadline (or when the client goes), never
-	// when the handler returns: ctx.Done below means a timeout.
-	ctx, cancel := context.WithTimeout(r.Context(), d)
-	defer cancel()
+	kind := promstats.RequestKindMutating
+	if info.Verb == "get" || info.Verb == "list" {
+		kind = promstats.RequestKindReadOnly
+	}
+	done, free := promstats.InflightStarted(kind), release
+	return func() { done(); free() }, true
+}
+
+// serveTimed runs next until the deadline of r's context: a handler that
+// has not answered by then is answered 504 (or its stream cut), and goes
+// on in the background until it returns; release is called when it
+// returns (before the client hears a normal answer).
+func (s *Server) serveTimed(w http.ResponseWriter, r *http.Request, release func(), next http.Handler) {
+	ctx := r.Context()
+	deadline, _ := ctx.Deadline()
 	// A body that trickles in is cut off soon after the deadline (the 504
 	// goes first): the handler does not wait on it forever.
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(d + bodyGrace))
+	_ = rc.SetReadDeadline(deadline.Add(bodyGrace))
 	tw := &timeoutWriter{w: w}
 	done := make(chan *handlerPanic, 1)
 	go func() {
@@ -194,7 +236,7 @@ func (s *Server) serveLimited(w http.ResponseWriter, r *http.Request, info *Requ
 			release()
 			done <- p
 		}()
-		next.ServeHTTP(tw, r.WithContext(ctx))
+		next.ServeHTTP(tw, r)
 	}()
 	select {
 	case p := <-done:

@@ -16,11 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/utils/clock"
 
 	"minik/internal/admission"
@@ -106,13 +106,13 @@ type Config struct {
 	// WatchCacheSizes are the event rings' sizes by resource, as kube's
 	// --watch-cache-sizes; others get storage.CacheConfig's default.
 	WatchCacheSizes map[string]int
-	// Classify, when set, classifies each request by the API Priority
-	// and Fairness configuration: the UIDs of the FlowSchema it matches
-	// and of its priority level, which the response carries in kube's
-	// X-Kubernetes-PF-FlowSchema-UID and X-Kubernetes-PF-PriorityLevel-UID
-	// headers (ok false: no headers). Long-running requests but watches
-	// are not classified, as in kube.
-	Classify func(u *auth.User, info *RequestInfo) (flowSchemaUID, priorityLevelUID string, ok bool)
+	// FlowControl, when set, is API Priority and Fairness (kube's
+	// k8s.io/apiserver/pkg/util/flowcontrol dispatcher, which package
+	// apf builds and runs): it limits requests by priority level instead
+	// of MaxRequestsInFlight and MaxMutatingRequestsInFlight, and the
+	// responses carry the X-Kubernetes-PF-FlowSchema-UID and
+	// X-Kubernetes-PF-PriorityLevel-UID headers. See flowcontrol.go.
+	FlowControl utilflowcontrol.Interface
 }
 
 // Default service ranges (serviceips'): a loopback block mirroring kube's
@@ -164,6 +164,9 @@ type Server struct {
 	inflight atomic.Int64
 	// limit hands out the in-flight slots.
 	limit *inflightLimit
+	// flow is API Priority and Fairness (Config.FlowControl), nil
+	// without; it replaces limit.
+	flow *flowControl
 	// stopping is closed by Stop; watches end when it is.
 	stopping chan struct{}
 	stopOnce sync.Once
@@ -231,6 +234,7 @@ func New(cfg Config) (*Server, error) {
 		builtin:    newRouteTable(),
 		stopping:   make(chan struct{}),
 		limit:      newInflightLimit(cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight),
+		flow:       flowOf(cfg),
 		allocators: map[schema.GroupResource]registry.Allocator{},
 	}
 	for _, res := range cfg.Resources {
@@ -379,6 +383,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
 	start := s.clock.Now()
+	// The request's deadline and its wait in a queue count from here, in
+	// real time (s.clock may be a test's).
+	received := time.Now()
 	info := ParseRequestInfo(r)
 	trail := s.trailBegin(w, r, info, start)
 	if trail != nil {
@@ -422,43 +429,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	trail.identify(user)
 	// As kube's chain runs its priority and fairness filter inside
 	// impersonation and outside authorization, a refused request is
-	// classified too.
-	s.classify(w, user, info)
-	if !public {
+	// limited and classified too.
+	authorize := func(r *http.Request) bool {
+		if public {
+			return true
+		}
 		allowed, reason, err := s.authorize(r.Context(), user, info)
 		audit.authorized(allowed, reason)
 		if err != nil {
 			writeError(w, r, err)
-			return
+			return false
 		}
+		return true
 	}
 	ctx := auth.WithUser(r.Context(), user)
 	ctx = registry.WithRequest(ctx, registry.Request{Env: serverEnv{s}, Verb: info.Verb})
-	s.serveLimited(w, r.WithContext(withRequestInfo(ctx, info)), info, user, s.mux)
+	s.serveLimited(w, r.WithContext(withRequestInfo(ctx, info)), info, user, received, authorize, s.mux)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.log.Debug("request", "verb", info.Verb, "path", r.URL.Path, "took", s.clock.Since(start))
 	}
 }
 
-// classify sets the API Priority and Fairness headers of a request
-// (Config.Classify). kube's filter lets long-running requests but
-// watches (proxy, and the attach, exec, log, portforward and proxy
-// subresources) through unclassified.
-func (s *Server) classify(w http.ResponseWriter, u *auth.User, info *RequestInfo) {
-	if s.cfg.Classify == nil || info.Verb == "proxy" {
-		return
+// flowOf is the server's API Priority and Fairness, nil without
+// Config.FlowControl.
+func flowOf(cfg Config) *flowControl {
+	if cfg.FlowControl == nil {
+		return nil
 	}
-	switch info.Subresource {
-	case "attach", "exec", "proxy", "log", "portforward":
-		return
-	}
-	fs, pl, ok := s.cfg.Classify(u, info)
-	if !ok {
-		return
-	}
-	h := w.Header()
-	h.Set(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID, pl)
-	h.Set(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID, fs)
+	return newFlowControl(cfg.FlowControl, cfg.RequestTimeout)
 }
 
 func (s *Server) authenticate(r *http.Request) (*auth.User, error) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	"minik/internal/promstats"
 	"minik/internal/storage"
@@ -199,6 +200,9 @@ func (h *resourceHandler) serveWatch(w http.ResponseWriter, r *http.Request, inf
 			return
 		}
 	}
+	// The watch is initialized: under API Priority and Fairness its seat
+	// is free from here (kube's cacher signals at the same point).
+	utilflowcontrol.WatchInitialized(r.Context())
 	var tick <-chan time.Time
 	if p.bookmarks {
 		t := time.NewTicker(h.s.cfg.BookmarkInterval)

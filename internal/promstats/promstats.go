@@ -30,8 +30,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	clientmetrics "k8s.io/client-go/tools/metrics"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics/legacyregistry"
 )
 
 // Registry holds every metric of the process.
@@ -124,9 +126,39 @@ func init() {
 	})
 }
 
-// Handler serves the registry in the Prometheus text format.
+// Handler serves the registry in the Prometheus text format, with the
+// metrics k8s.io/apiserver's libraries keep in component-base's legacy
+// registry (legacyPrefixes).
 func Handler() http.Handler {
-	return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	g := prometheus.Gatherers{Registry, prefixGatherer{legacyregistry.DefaultGatherer, legacyPrefixes}}
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// legacyPrefixes name the families served from component-base's legacy
+// registry: API Priority and Fairness's (package apf runs kube's
+// dispatcher, which reports there). Its other families (its own go and
+// process collectors) would repeat ours.
+var legacyPrefixes = []string{"apiserver_flowcontrol_"}
+
+// prefixGatherer gathers the families of g whose names have one of
+// prefixes.
+type prefixGatherer struct {
+	g        prometheus.Gatherer
+	prefixes []string
+}
+
+func (p prefixGatherer) Gather() ([]*dto.MetricFamily, error) {
+	all, err := p.g.Gather()
+	out := all[:0]
+	for _, mf := range all {
+		for _, prefix := range p.prefixes {
+			if strings.HasPrefix(mf.GetName(), prefix) {
+				out = append(out, mf)
+				break
+			}
+		}
+	}
+	return out, err
 }
 
 // Request kinds of apiserver_current_inflight_requests.

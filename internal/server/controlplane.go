@@ -218,13 +218,19 @@ func (s *Server) newAPIServer() error {
 		return fmt.Errorf("front-proxy client certificate: %w", err)
 	}
 	s.aggregator = aggregator.New(aggregator.Config{FrontProxy: frontProxy, Logger: s.log.With("component", "aggregator")})
-	// The API Priority and Fairness configuration's keeper, whose
-	// informers the apf-configuration part starts, classifies requests.
+	// API Priority and Fairness: the bootstrap configuration's keeper,
+	// and kube's dispatcher, whose informers and config controller the
+	// apf-configuration part runs; until they have synced it knows the
+	// mandatory objects only.
 	apfClient, err := kubernetes.NewForConfig(s.adminConfig)
 	if err != nil {
 		return fmt.Errorf("apf configuration client: %w", err)
 	}
 	s.apf = apf.New(apfClient, apf.DefaultInterval, s.log.With("component", "apf-configuration"))
+	s.flowControl, err = apf.NewFlowControl(apfClient, serverConcurrencyLimit(s.cfg))
+	if err != nil {
+		return err
+	}
 	s.apiServer, err = api.New(api.Config{
 		Store:          s.store,
 		Resources:      resources,
@@ -255,7 +261,7 @@ func (s *Server) newAPIServer() error {
 		RequestTimeout:              s.cfg.RequestTimeout,
 		NoWatchCache:                s.cfg.NoWatchCache,
 		WatchCacheSizes:             s.cfg.WatchCacheSizes,
-		Classify:                    classifyAPF(s.apf.Classifier),
+		FlowControl:                 s.flowControl.Dispatcher,
 	})
 	if err != nil {
 		return err
@@ -337,25 +343,31 @@ func (s *Server) bootstrap(ctx context.Context, ready func()) error {
 	return readyUntilDone(ctx, ready)
 }
 
-// runAPFConfiguration ensures kube's bootstrap API Priority and
-// Fairness configuration (the mandatory and suggested FlowSchemas and
-// PriorityLevelConfigurations) as the admin, as kube-apiserver's config
-// producer does at start, and is ready once it is; then it ensures it
-// again every minute and keeps the FlowSchemas' Dangling conditions.
+// runAPFConfiguration runs API Priority and Fairness's config controller
+// (its informers read the configuration as the admin, exempt) and ensures
+// kube's bootstrap configuration (the mandatory and suggested FlowSchemas
+// and PriorityLevelConfigurations) as kube-apiserver's config producer
+// does at start; it is ready once that is done, then ensures it again
+// every minute. The controller stops after the ensurer.
 func (s *Server) runAPFConfiguration(ctx context.Context, ready func()) error {
-	return s.apf.Run(ctx, ready)
+	ctx, cancel := context.WithCancel(ctx)
+	fcDone := make(chan error, 1)
+	go func() { fcDone <- s.flowControl.Run(ctx) }()
+	err := s.apf.Run(ctx, ready)
+	cancel()
+	return errors.Join(err, <-fcDone)
 }
 
-// classifyAPF adapts the APF classifier to the API server's request.
-func classifyAPF(c *apf.Classifier) func(u *auth.User, info *api.RequestInfo) (string, string, bool) {
-	return func(u *auth.User, info *api.RequestInfo) (string, string, bool) {
-		fs, pl, ok := c.Classify(&apf.Request{
-			User: u.Name, Groups: u.Groups, IsResource: info.IsResourceRequest, Verb: info.Verb,
-			APIGroup: info.APIGroup, Resource: info.Resource, Subresource: info.Subresource,
-			Namespace: info.Namespace, Path: info.Path,
-		})
-		return string(fs), string(pl), ok
+// serverConcurrencyLimit is the seats API Priority and Fairness shares
+// among the priority levels: kube's --max-requests-inflight +
+// --max-mutating-requests-inflight; a limit turned off (negative) counts
+// for none, and both off is apf.Unlimited.
+func serverConcurrencyLimit(cfg Config) int {
+	n := max(cfg.MaxRequestsInFlight, 0) + max(cfg.MaxMutatingRequestsInFlight, 0)
+	if n == 0 {
+		return apf.Unlimited
 	}
+	return n
 }
 
 // runAuthorization reconciles the bootstrap RBAC policy, writes the

@@ -270,6 +270,8 @@ type Server struct {
 	adminConfig *rest.Config
 	// apf keeps the API Priority and Fairness configuration.
 	apf *apf.Maintainer
+	// flowControl enforces it in the API server.
+	flowControl *apf.FlowControl
 	// netpol is the network plugin's policy engine, made by the
 	// network-policy part for the nodes and the data plane after it.
 	netpol *netpol.Policies
