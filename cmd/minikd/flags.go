@@ -55,8 +55,8 @@ func bindServerFlags(f *pflag.FlagSet, cfg *server.Config) {
 	f.StringVar(&cfg.AuditPolicyFile, "audit-policy", "", "audit.k8s.io/v1 Policy file (default: every request at Metadata); events go to <data-dir>/audit.log")
 
 	cfg.MaxRequestsInFlight, cfg.MaxMutatingRequestsInFlight = server.DefaultMaxRequestsInFlight, server.DefaultMaxMutatingRequestsInFlight
-	f.Var((*inflightLimit)(&cfg.MaxRequestsInFlight), "max-requests-inflight", "read-only requests served at once; one more gets 429 (watches, logs and system:masters are spared); 0 for no limit")
-	f.Var((*inflightLimit)(&cfg.MaxMutatingRequestsInFlight), "max-mutating-requests-inflight", "mutating requests served at once; one more gets 429; 0 for no limit")
+	f.Var((*inflightLimit)(&cfg.MaxRequestsInFlight), "max-requests-inflight", "with --max-mutating-requests-inflight, the seats API Priority and Fairness shares among priority levels (a request its level cannot seat or queue gets 429; exempt levels such as system:masters take none); 0 for none of the sum, both 0 for no limit")
+	f.Var((*inflightLimit)(&cfg.MaxMutatingRequestsInFlight), "max-mutating-requests-inflight", "the other part of the seats API Priority and Fairness shares; 0 for none of the sum")
 	f.DurationVar(&cfg.RequestTimeout, "request-timeout", api.DefaultRequestTimeout, "time after which a request that is not long-running (not a watch, log, exec or proxy) is answered 504")
 
 	f.StringVar(&cfg.ClusterDNS, "cluster-dns", "", "ClusterIP of the kube-dns Service, the nameserver pods get (the kubelet's --cluster-dns); default: the tenth address of the Service range, as kubeadm chooses")

@@ -109,6 +109,21 @@ func TestPriorityLevelEnforced(t *testing.T) {
 		})
 	})
 
+	t.Run("a watch of the user holds a seat only until it is initialized", func(t *testing.T) {
+		resp, err := tester.Get(base + "?watch=true")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// It stays open until the test ends.
+		t.Cleanup(func() { resp.Body.Close() })
+		if resp.StatusCode != http.StatusOK || resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID) != string(pl.UID) {
+			t.Fatalf("watch = %d, headers %v", resp.StatusCode, resp.Header)
+		}
+		waitFor(t, "no request of "+level+" executing", func(context.Context) (bool, error) {
+			return gauge(t, admin, "apiserver_flowcontrol_current_executing_requests", map[string]string{"priority_level": level}) == 0, nil
+		})
+	})
+
 	seats := gauge(t, admin, "apiserver_flowcontrol_nominal_limit_seats", map[string]string{"priority_level": level})
 	if seats < 1 {
 		t.Fatalf("nominal limit of %s = %v seats", level, seats)

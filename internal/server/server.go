@@ -170,11 +170,12 @@ type Config struct {
 	// "service" (its ClusterIP, through the Service proxy; the default) or
 	// "direct" (straight to its ready endpoints).
 	IngressMode string
-	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the
-	// read-only and the mutating requests served at once, as kube's
-	// --max-requests-inflight and --max-mutating-requests-inflight (one
-	// more gets 429; watches, logs and system:masters are spared). Zero
-	// means kube's defaults, 400 and 200; negative means no limit.
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight are kube's
+	// --max-requests-inflight and --max-mutating-requests-inflight: their
+	// sum is the seats API Priority and Fairness shares among the
+	// priority levels (package apf). Zero means kube's defaults, 400 and
+	// 200; negative counts for none of the sum, and both negative for no
+	// limit (apf.Unlimited).
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 	// RequestTimeout ends a request that is not long-running with 504, as
 	// kube's --request-timeout; zero means one minute.
