@@ -8,8 +8,8 @@
 // empty, spec.schedulerName "default-scheduler", not terminating, no
 // scheduling gates. One loop takes pods off the queue and runs kube's
 // filters (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity) over
-// the nodes, scores
+// NodePorts, NodeResourcesFit, VolumeBinding, PodTopologySpread,
+// InterPodAffinity, DynamicResources: claims.go) over the nodes, scores
 // the feasible ones (least allocated, balanced, preferred taints and node
 // affinity, spreading) and assumes the best; a few workers then bind
 // through the pods/binding subresource and record the Scheduled event.
