@@ -564,12 +564,14 @@ func (h *resourceHandler) serveCreate(w http.ResponseWriter, r *http.Request, in
 		writeError(w, r, err)
 		return
 	}
+	noteRequestObject(r.Context(), obj)
 	o := wr.out
 	out, err := h.create(r.Context(), info.Namespace, obj, wr.dryRun)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	noteResponseObject(r.Context(), out)
 	writeObject(w, o, http.StatusCreated, h.res.GroupVersion, out)
 }
 
@@ -913,6 +915,7 @@ func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, in
 		writeError(w, r, err)
 		return
 	}
+	noteRequestObject(r.Context(), obj)
 	if m, err := meta.Accessor(obj); err == nil && m.GetName() != "" && m.GetName() != info.Name {
 		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
 		return
@@ -924,6 +927,7 @@ func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, in
 		writeError(w, r, err)
 		return
 	}
+	noteResponseObject(r.Context(), out)
 	writeObject(w, o, http.StatusOK, h.res.GroupVersion, out)
 }
 
