@@ -175,19 +175,21 @@ func BenchmarkUpdateVsEtcd(b *testing.B) {
 		b.Fatal(err)
 	}
 	value := storedValue(b, srv, "template")
+	var runs atomic.Int64 // the testing package runs each sub-benchmark more than once
 	for _, clients := range writeBenchClients {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			run := int(runs.Add(1))
 			cs := benchClient(b, srv, false)
 			cms := cs.CoreV1().ConfigMaps("bench")
 			current := make([]*corev1.ConfigMap, clients)
 			rawRev := make([]int64, clients) // each raw key's mod revision
 			for w := range current {
-				cm, err := cms.Create(ctx, benchConfigMap(fmt.Sprintf("upd-%d-%d", clients, w)), metav1.CreateOptions{})
+				cm, err := cms.Create(ctx, benchConfigMap(fmt.Sprintf("upd-%d-%d", run, w)), metav1.CreateOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				current[w] = cm
-				r, err := srv.Etcd.Put(ctx, rawUpdateKey(clients, w), value)
+				r, err := srv.Etcd.Put(ctx, rawUpdateKey(run, w), value)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -212,7 +214,7 @@ func BenchmarkUpdateVsEtcd(b *testing.B) {
 					return err
 				}},
 				{"etcd", func(ctx context.Context, w, i int) error {
-					key := rawUpdateKey(clients, w)
+					key := rawUpdateKey(run, w)
 					r, err := srv.Etcd.Txn(ctx).
 						If(clientv3.Compare(clientv3.ModRevision(key), "=", rawRev[w])).
 						Then(clientv3.OpPut(key, value)).
@@ -231,6 +233,6 @@ func BenchmarkUpdateVsEtcd(b *testing.B) {
 	}
 }
 
-func rawUpdateKey(clients, w int) string {
-	return fmt.Sprintf("/registry/configmaps/bench/raw-upd-%d-%d", clients, w)
+func rawUpdateKey(run, w int) string {
+	return fmt.Sprintf("/registry/configmaps/bench/raw-upd-%d-%d", run, w)
 }
