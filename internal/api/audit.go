@@ -292,7 +292,9 @@ type auditRecord struct {
 	// (its descriptor says so): they are never recorded.
 	secretBearing bool
 
-	reqBody  *cappedBuffer
+	reqBody *cappedBuffer
+	// ex is what the handler tells of the objects it decoded and wrote.
+	ex       *exchange
 	code     int
 	respBody *cappedBuffer
 	wrote    bool
@@ -463,10 +465,18 @@ func (rec *auditRecord) end() {
 		}
 	}
 	var req json.RawMessage
-	if body := rec.reqBody.contents(); body != nil {
+	var noted *AuditObjectReference
+	if rec.ex != nil {
+		noted = rec.ex.request.Load()
+	}
+	if noted != nil && !atLeast(rec.level, AuditRequest) {
+		// The handler decoded the body already: the reference is all
+		// the Metadata level takes from it.
+		completeObjectRef(ev.ObjectRef, noted)
+	} else if body := rec.reqBody.contents(); body != nil {
 		var obj runtime.Object
 		obj, req = auditBody(body, rec.r.Header.Get("Content-Type"), atLeast(rec.level, AuditRequest))
-		completeObjectRef(ev.ObjectRef, obj)
+		completeObjectRef(ev.ObjectRef, referenceOf(obj))
 	}
 	if atLeast(rec.level, AuditRequest) && req != nil {
 		ev.RequestObject = &runtime.Unknown{Raw: req, ContentType: runtime.ContentTypeJSON}
@@ -517,29 +527,38 @@ func auditBody(data []byte, contentType string, wantJSON bool) (runtime.Object, 
 	return obj, json.RawMessage(bytes.TrimSpace(out))
 }
 
-// completeObjectRef fills the name, namespace, uid and resourceVersion of
-// the object a request body holds (a create names its object there), as
-// kube's audit does.
-func completeObjectRef(ref *AuditObjectReference, obj runtime.Object) {
-	if ref == nil || obj == nil {
-		return
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
+// completeObjectRef fills the name, namespace, uid and resourceVersion
+// the reference lacks from those of the object a request body holds (a
+// create names its object there), as kube's audit does.
+func completeObjectRef(ref, from *AuditObjectReference) {
+	if ref == nil || from == nil {
 		return
 	}
 	if ref.Name == "" {
-		ref.Name = m.GetName()
+		ref.Name = from.Name
 	}
 	if ref.Namespace == "" {
-		ref.Namespace = m.GetNamespace()
+		ref.Namespace = from.Namespace
 	}
 	if ref.UID == "" {
-		ref.UID = m.GetUID()
+		ref.UID = from.UID
 	}
 	if ref.ResourceVersion == "" {
-		ref.ResourceVersion = m.GetResourceVersion()
+		ref.ResourceVersion = from.ResourceVersion
 	}
+}
+
+// referenceOf is the name, namespace, uid and resourceVersion of obj, or
+// nil when it has no metadata.
+func referenceOf(obj runtime.Object) *AuditObjectReference {
+	if obj == nil {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	return &AuditObjectReference{Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion()}
 }
 
 func sourceIPs(r *http.Request) []string {

@@ -40,6 +40,9 @@ func benchJSON(b *testing.B, obj runtime.Object) []byte {
 func benchClient(b *testing.B, srv *testserver.Server, protobuf bool) kubernetes.Interface {
 	c := rest.CopyConfig(srv.RESTConfig)
 	c.QPS = -1
+	// client-go's typed clients send and ask for protobuf unless told
+	// otherwise: JSON has to be asked for.
+	c.ContentType = "application/json"
 	if protobuf {
 		c.ContentType = "application/vnd.kubernetes.protobuf"
 	}

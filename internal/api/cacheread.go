@@ -7,7 +7,8 @@ import (
 )
 
 // The read paths (get, list, watch) go through the server's watch cache
-// when it has one, the write paths always to etcd. The cache is keyed by
+// when it has one, the write paths to etcd; an update starts from the
+// cache's copy of its object, possibly stale (updateStart). The cache is keyed by
 // the resource's own prefix, so that a namespace's list or watch is
 // served from the resource's one cache.
 
@@ -33,4 +34,18 @@ func (h *objectStore) storeWatch(ctx context.Context, prefix string, from int64)
 		return h.s.store.Watch(ctx, prefix, from)
 	}
 	return h.s.cache.Watch(ctx, h.collectionPrefix(""), prefix, from)
+}
+
+// updateStart reads the object an update starts from: the watch cache's
+// copy, when fromCache and the cache holds one (stale tells so: the
+// compare-and-swap will tell whether it still is the current one), else
+// etcd's.
+func (h *objectStore) updateStart(ctx context.Context, key string, fromCache bool) (kv storage.KV, stale bool, err error) {
+	if fromCache && h.s.cache != nil {
+		if kv, ok := h.s.cache.Cached(h.collectionPrefix(""), key); ok {
+			return kv, true, nil
+		}
+	}
+	kv, err = h.s.store.Get(ctx, key)
+	return kv, false, err
 }

@@ -347,6 +347,7 @@ func (h *resourceHandler) servePatch(w http.ResponseWriter, r *http.Request, inf
 		writeError(w, r, err)
 		return
 	}
+	noteResponseObject(r.Context(), out)
 	writeObject(w, o, http.StatusOK, h.res.GroupVersion, out)
 }
 

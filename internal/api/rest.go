@@ -564,12 +564,14 @@ func (h *resourceHandler) serveCreate(w http.ResponseWriter, r *http.Request, in
 		writeError(w, r, err)
 		return
 	}
+	noteRequestObject(r.Context(), obj)
 	o := wr.out
 	out, err := h.create(r.Context(), info.Namespace, obj, wr.dryRun)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	noteResponseObject(r.Context(), out)
 	writeObject(w, o, http.StatusCreated, h.res.GroupVersion, out)
 }
 
@@ -708,9 +710,16 @@ const maxUpdateAttempts = 20
 // returns the object written, or an error: after maxUpdateAttempts lost
 // races kube's 409 Conflict, so that nothing answers success for a write
 // that did not happen.
+//
+// The first attempt starts from the watch cache's copy of the object, as
+// kube's does: it saves a read of etcd per update. Whatever fails from a
+// copy that may be stale (a conflict, an error, also no change to write)
+// is tried again from etcd's, as a lost race is.
 func (h *objectStore) update(ctx context.Context, ns, name, sub string, dryRun bool, mut mutation) (runtime.Object, error) {
-	for attempt := 1; ; attempt++ {
-		kv, err := h.s.store.Get(ctx, h.key(ns, name))
+	fromCache := !dryRun
+	for attempt := 1; ; {
+		kv, stale, err := h.updateStart(ctx, h.key(ns, name), fromCache)
+		fromCache = false
 		if err != nil {
 			return nil, h.storageError(err, name)
 		}
@@ -719,22 +728,29 @@ func (h *objectStore) update(ctx context.Context, ns, name, sub string, dryRun b
 			return nil, apierrors.NewInternalError(err)
 		}
 		updated, err := mut(current.DeepCopyObject())
-		if err != nil {
-			return nil, err
+		var out runtime.Object
+		retry := false
+		if err == nil {
+			out, retry, err = h.tryUpdate(ctx, kv, current, updated, sub, dryRun, stale)
 		}
-		out, retry, err := h.tryUpdate(ctx, kv, current, updated, sub, dryRun)
+		if stale && err != nil {
+			// Decided on a copy that may be stale: etcd's decides.
+			retry, err = true, nil
+		}
 		if !retry {
 			return out, err
 		}
-		if attempt >= maxUpdateAttempts {
+		if attempt++; attempt > maxUpdateAttempts {
 			return nil, conflict(h.res, name)
 		}
 	}
 }
 
 // tryUpdate runs the update pipeline once. retry is true when the write
-// lost a race the client did not ask to detect.
-func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj runtime.Object, sub string, dryRun bool) (_ runtime.Object, retry bool, err error) {
+// lost a race the client did not ask to detect, or, when kv may be stale
+// (a cached copy), when it would write nothing: that must be decided on
+// etcd's copy.
+func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj runtime.Object, sub string, dryRun, stale bool) (_ runtime.Object, retry bool, err error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, false, apierrors.NewBadRequest(err.Error())
@@ -868,6 +884,9 @@ func (h *objectStore) tryUpdate(ctx context.Context, kv storage.KV, current, obj
 		return nil, false, apierrors.NewInternalError(err)
 	}
 	if string(data) == string(kv.Value) {
+		if stale {
+			return nil, true, nil
+		}
 		// Nothing changed: nothing is written and the resourceVersion stays.
 		m.SetResourceVersion(cm.GetResourceVersion())
 		return obj, false, nil
@@ -913,6 +932,7 @@ func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, in
 		writeError(w, r, err)
 		return
 	}
+	noteRequestObject(r.Context(), obj)
 	if m, err := meta.Accessor(obj); err == nil && m.GetName() != "" && m.GetName() != info.Name {
 		writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name)))
 		return
@@ -924,6 +944,7 @@ func (h *resourceHandler) serveUpdate(w http.ResponseWriter, r *http.Request, in
 		writeError(w, r, err)
 		return
 	}
+	noteResponseObject(r.Context(), out)
 	writeObject(w, o, http.StatusOK, h.res.GroupVersion, out)
 }
 

@@ -443,6 +443,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return true
 	}
 	ctx := auth.WithUser(r.Context(), user)
+	if trail != nil || audit != nil {
+		ex := &exchange{}
+		ctx = withExchange(ctx, ex)
+		if trail != nil {
+			trail.ex = ex
+		}
+		if audit != nil {
+			audit.ex = ex
+		}
+	}
 	ctx = registry.WithRequest(ctx, registry.Request{Env: serverEnv{s}, Verb: info.Verb})
 	s.serveLimited(w, r.WithContext(withRequestInfo(ctx, info)), info, user, received, authorize, s.mux)
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {

@@ -18,7 +18,8 @@ import (
 // the response code and the object the server answered with (the stored
 // object, or the Status of a failure). The sink (internal/trail) keeps and
 // serves them; this stage only observes. Its cost is a copy of the
-// response body, capped at maxTrailBody, and one decode of it.
+// response body, capped at maxTrailBody, and, unless the handler handed
+// over the object it encoded (noteResponseObject), one decode of it.
 
 // TrailSink receives the writes the API server answered.
 type TrailSink interface {
@@ -68,7 +69,8 @@ type WriteRecord struct {
 	Received time.Time
 	// Object is the response body decoded: the object as stored (typed, or
 	// unstructured for custom resources), a *metav1.Status, or nil when the
-	// body could not be decoded or was larger than maxTrailBody.
+	// body could not be decoded or was larger than maxTrailBody. It may be
+	// the very object the handler encoded: the sink must not change it.
 	Object runtime.Object
 }
 
@@ -85,6 +87,8 @@ type trailWriter struct {
 	rec  WriteRecord
 	body bytes.Buffer
 	over bool
+	// ex is what the handler tells of the object it answered with.
+	ex *exchange
 }
 
 // trailBegin starts observing a request; nil when it is not a write or
@@ -144,7 +148,14 @@ func (t *trailWriter) end() {
 	if t == nil {
 		return
 	}
-	if !t.over && t.body.Len() > 0 {
+	var answered *runtime.Object
+	if t.ex != nil {
+		answered = t.ex.response.Load()
+	}
+	if answered != nil && t.rec.Code < http.StatusMultipleChoices {
+		// The handler's own object: what the body was encoded from.
+		t.rec.Object = *answered
+	} else if !t.over && t.body.Len() > 0 {
 		body := t.body.Bytes()
 		if obj, _, err := Codecs.UniversalDeserializer().Decode(body, nil, nil); err == nil {
 			t.rec.Object = obj

@@ -199,6 +199,31 @@ func (c *Cacher) Get(ctx context.Context, root, key string) (KV, error) {
 	return *kv, nil
 }
 
+// Cached returns the cache's copy of the object at key, a key of the
+// resource whose keys start with root, without asking etcd: it may be
+// stale. ok is false when the cache does not hold the key or is not
+// ready. A write may start from it, as kube's GuaranteedUpdate starts
+// from its watch cache's copy: its compare-and-swap fails if it is stale,
+// and the writer then reads etcd.
+func (c *Cacher) Cached(root, key string) (kv KV, ok bool) {
+	rc := c.cacheFor(root)
+	if rc == nil {
+		return KV{}, false
+	}
+	select {
+	case <-rc.ready:
+	default:
+		return KV{}, false
+	}
+	rc.mu.RLock()
+	got, ok := rc.tree.Get(&KV{Key: key})
+	rc.mu.RUnlock()
+	if !ok {
+		return KV{}, false
+	}
+	return *got, true
+}
+
 // List reads the objects under prefix, within the resource whose keys
 // start with root, as Store.List does (the same pages, continue tokens and
 // errors), from the cache when it can (see above).
