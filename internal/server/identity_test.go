@@ -70,7 +70,7 @@ func audited(evs []auditv1.Event, user, verb, resource string) bool {
 // controllers do their work as their own ServiceAccounts, authorized by
 // kube's bootstrap roles alone, as kube-controller-manager
 // --use-service-account-credentials does: a Deployment gets its ReplicaSet
-// and pods, a Job completes, the garbage collector deletes a dependent, a
+// and pods, its Service an EndpointSlice, a Job completes, the garbage collector deletes a dependent, a
 // namespace's deletion finishes, each write made (and each event recorded)
 // by system:serviceaccount:kube-system:<controller>, none of those
 // identities refused anything, and system:kube-controller-manager itself
@@ -101,6 +101,13 @@ func TestControllersRunAsTheirServiceAccounts(t *testing.T) {
 		},
 	}
 	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	if _, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	job := &batchv1.Job{
@@ -185,19 +192,25 @@ func TestControllersRunAsTheirServiceAccounts(t *testing.T) {
 		{controllerSA("root-ca-cert-publisher"), "create", "configmaps"},
 		{"system:kube-controller-manager", "create", "serviceaccounts/token"},
 	}
-	var evs []auditv1.Event
-	waitUntil(t, "the audit log to hold the controllers' writes", time.Minute, func() bool {
-		evs = auditEvents(t, srv.DataDir)
+	// The audit log is flushed every 50 ms: poll it until it holds every
+	// expected write, then report those still missing.
+	missing := func(evs []auditv1.Event) []string {
+		var out []string
 		for _, w := range want {
 			if !audited(evs, w.user, w.verb, w.resource) {
-				return false
+				out = append(out, w.verb+" "+w.resource+" by "+w.user)
 			}
 		}
-		return true
-	})
-	for _, w := range want {
-		if !audited(evs, w.user, w.verb, w.resource) {
-			t.Errorf("no %s %s by %s in the audit log", w.verb, w.resource, w.user)
+		return out
+	}
+	var evs []auditv1.Event
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		evs = auditEvents(t, srv.DataDir)
+		if m := missing(evs); len(m) == 0 || time.Now().After(deadline) {
+			for _, w := range m {
+				t.Errorf("the audit log has no %s", w)
+			}
+			break
 		}
 	}
 	for _, ev := range evs {

@@ -53,10 +53,6 @@ func (b *ruleBuilder) names(n ...string) *ruleBuilder     { b.r.ResourceNames = 
 func (b *ruleBuilder) urls(u ...string) *ruleBuilder      { b.r.NonResourceURLs = u; return b }
 func (b *ruleBuilder) rule() rbacv1.PolicyRule            { return b.r }
 
-func eventsRule() rbacv1.PolicyRule {
-	return newRule("create", "patch", "update").groups(legacyGroup, eventsGroup).resources("events").rule()
-}
-
 // NodeRules are the permissions of a node: the rules of kube's system:node
 // role. The node authorizer (internal/auth/node) grants them to each node,
 // narrowing secrets, configmaps, claims, volumes and service account
