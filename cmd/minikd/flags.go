@@ -29,6 +29,8 @@ func bindServerFlags(f *pflag.FlagSet, cfg *server.Config) {
 	f.IntVar(&cfg.ControllerWorkers, "controller-workers", 5, "workers per controller")
 	f.Float32Var(&cfg.ControllerQPS, "controller-qps", controllers.DefaultQPS, "queries per second each controller's API client may send (each has its own limiter, as kube-controller-manager's --kube-api-qps); negative for no limit")
 	f.IntVar(&cfg.ControllerBurst, "controller-burst", controllers.DefaultBurst, "burst of each controller's API client")
+	f.Var((*negatedBool)(&cfg.NoServiceAccountCredentials), "use-service-account-credentials", "run each controller with the credentials of its own ServiceAccount kube-system/<name>-controller (tokens from the TokenRequest API), authorized by kube's system:controller:* roles, as kubeadm runs kube-controller-manager; false runs them all as system:kube-controller-manager")
+	f.Lookup("use-service-account-credentials").NoOptDefVal = "true"
 	f.BoolVar(&cfg.LeaderElect, "leader-elect", false, "run controllers, scheduler and the nodes with the data plane only while holding their Lease (for several minikd sharing one etcd)")
 	f.DurationVar(&cfg.LeaderElection.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "how long candidates wait after the leader's last renewal before taking over")
 	f.DurationVar(&cfg.LeaderElection.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops leading")

@@ -1,8 +1,24 @@
 // Package controllers runs minik's controllers the way
 // kube-controller-manager runs Kubernetes': each one a client of the API
-// server (identity system:kube-controller-manager) built on shared
-// informers and rate-limited workqueues, selected with --controllers, and
-// run in one process only when several share an etcd (a Lease elects it).
+// server built on shared informers and rate-limited workqueues, selected
+// with --controllers, and run in one process only when several share an
+// etcd (a Lease elects it).
+//
+// With Config.UseServiceAccountCredentials (minikd's
+// --use-service-account-credentials, on by default as kubeadm sets it)
+// each controller talks as its own ServiceAccount,
+// system:serviceaccount:kube-system:<client name> (for example
+// deployment-controller), authorized by kube's bootstrap role
+// system:controller:<client name>: the manager, as
+// system:kube-controller-manager, only creates those ServiceAccounts and
+// asks the TokenRequest API for their tokens (kube's
+// DynamicControllerClientBuilder, which refreshes a token once 80% of its
+// hour has passed), and keeps its own identity for leader election and the
+// shared informers. Without it every controller talks as
+// system:kube-controller-manager, which then needs every controller's role.
+// Either way each controller's client, its events and its metadata client
+// carry the User-Agent kube-controller-manager/<version> …/<identity>, so
+// that managedFields name "kube-controller-manager" as kube's do.
 //
 // Each controller lives in its own subpackage exporting a Constructor;
 // package controllers/all lists them by name.
@@ -14,11 +30,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -26,6 +45,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/controller-manager/pkg/clientbuilder"
 	"k8s.io/utils/clock"
 
 	"minik/internal/leaderelect"
@@ -34,11 +54,13 @@ import (
 	// controller's queue reports workqueue_* under its name.
 	_ "minik/internal/promstats"
 	"minik/internal/syncwait"
+	"minik/internal/version"
 )
 
 // Context is what every controller is built from.
 type Context struct {
-	// Client talks to the API server as system:kube-controller-manager.
+	// Client talks to the API server as the controller's identity (its
+	// ServiceAccount, or system:kube-controller-manager).
 	Client kubernetes.Interface
 	// Metadata reads and writes the metadata of objects of any resource
 	// (PartialObjectMetadata), as the same identity.
@@ -47,7 +69,8 @@ type Context struct {
 	// informers it needs, the manager starts them.
 	Informers informers.SharedInformerFactory
 	// Recorder returns an event recorder reporting as component (for
-	// example "deployment-controller").
+	// example "deployment-controller"); its events are written as the
+	// controller's identity.
 	Recorder func(component string) record.EventRecorder
 	// Clock tells the time.
 	Clock clock.WithTicker
@@ -84,6 +107,18 @@ type Config struct {
 	Controllers []string
 	// Known are the controllers that can run, by name. Required.
 	Known map[string]Constructor
+	// ClientNames name each controller's client as kube-controller-manager
+	// names it (for example "deployment" → "deployment-controller",
+	// "garbagecollector" → "generic-garbage-collector"): its ServiceAccount
+	// in kube-system with UseServiceAccountCredentials, the end of its
+	// User-Agent either way. A controller missing here uses its own name.
+	ClientNames map[string]string
+	// UseServiceAccountCredentials runs each controller with the
+	// credentials of its ServiceAccount kube-system/<client name> (created
+	// if missing, tokens from the TokenRequest API), as
+	// kube-controller-manager's --use-service-account-credentials; false
+	// (kube's default) runs every controller as RESTConfig's identity.
+	UseServiceAccountCredentials bool
 	// Workers per controller; zero means 5.
 	Workers int
 	// QPS and Burst bound each controller's client, as
@@ -209,72 +244,135 @@ func Select(spec []string, known map[string]Constructor) ([]string, error) {
 // Start runs the controllers until ctx is done (with leader election, while
 // this manager leads). It returns when every controller has stopped.
 func (m *Manager) Start(ctx context.Context) error {
-	cs, err := m.client("")
+	le, err := m.rootClient("leader-election")
 	if err != nil {
 		return err
 	}
-	mc, err := metadata.NewForConfig(m.restConfig(""))
-	if err != nil {
-		return fmt.Errorf("controllers: metadata client: %w", err)
-	}
 	if !m.cfg.LeaderElect {
-		return m.run(ctx, cs, mc)
+		return m.run(ctx)
 	}
-	return leaderelect.Run(ctx, cs, "kube-controller-manager", m.cfg.Identity, m.cfg.LeaderElection, m.cfg.Logger, func(ctx context.Context) error {
-		return m.run(ctx, cs, mc)
-	})
+	return leaderelect.Run(ctx, le, "kube-controller-manager", m.cfg.Identity, m.cfg.LeaderElection, m.cfg.Logger, m.run)
 }
 
-// restConfig is the configuration of the client of the named controller
-// ("" for the manager's own: leader election, informers, events), with
-// its own rate limiter.
-func (m *Manager) restConfig(name string) *rest.Config {
+// baseConfig is the manager's client configuration with the manager's
+// rate limits, the skeleton of every client.
+func (m *Manager) baseConfig() *rest.Config {
 	rc := rest.CopyConfig(m.cfg.RESTConfig)
 	rc.QPS, rc.Burst = m.cfg.QPS, m.cfg.Burst
 	// A limiter set on the configuration would be shared by every client.
 	rc.RateLimiter = nil
-	rc.UserAgent = "minik-controller-manager"
-	if name != "" {
-		rc.UserAgent += "/" + name
-	}
 	return rc
 }
 
-func (m *Manager) client(name string) (kubernetes.Interface, error) {
-	cs, err := kubernetes.NewForConfig(m.restConfig(name))
+// rootClient is a client with the manager's own identity (leader
+// election, the shared informers, the controllers' ServiceAccounts and
+// tokens), named as kube names its root clients ("shared-informers").
+func (m *Manager) rootClient(name string) (kubernetes.Interface, error) {
+	rc := m.baseConfig()
+	rc.UserAgent = UserAgent(name)
+	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		if name == "" {
-			return nil, fmt.Errorf("controllers: client: %w", err)
-		}
-		return nil, fmt.Errorf("controllers: client of %s: %w", name, err)
+		return nil, fmt.Errorf("controllers: %s client: %w", name, err)
 	}
 	return cs, nil
 }
 
-func (m *Manager) run(ctx context.Context, cs kubernetes.Interface, mc metadata.Interface) error {
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
+// UserAgent is the User-Agent of a client of the controller manager named
+// name (a client name, or a ServiceAccount's user name), as kube's client
+// builders make it: kube-controller-manager/<version> (<os>/<arch>)
+// kubernetes/<commit>/<name>. The API server's default field manager is
+// its first segment, "kube-controller-manager".
+func UserAgent(name string) string {
+	return fmt.Sprintf("kube-controller-manager/%s (%s/%s) kubernetes/minik/%s", version.Kubernetes, runtime.GOOS, runtime.GOARCH, name)
+}
+
+// clientBuilder returns the builder of the controllers' client
+// configurations: with UseServiceAccountCredentials, kube's
+// DynamicControllerClientBuilder, which gets or creates the ServiceAccount
+// kube-system/<client name> and authenticates with tokens of it from the
+// TokenRequest API (asked for through root, as the manager; refreshed when
+// 80% of their lifetime has passed, or at once when the API server answers
+// 401), and nothing of the manager's credentials; otherwise one that hands
+// out the manager's own configuration.
+func (m *Manager) clientBuilder(root kubernetes.Interface) clientbuilder.ControllerClientBuilder {
+	base := m.baseConfig()
+	if !m.cfg.UseServiceAccountCredentials {
+		return clientbuilder.SimpleControllerClientBuilder{ClientConfig: base}
+	}
+	return clientbuilder.NewDynamicClientBuilder(rest.AnonymousClientConfig(base), root.CoreV1(), metav1.NamespaceSystem)
+}
+
+// controllerClients are one controller's clients, all with its identity:
+// its own, its event sink's and its metadata client (each with a rate
+// limiter of its own).
+type controllerClients struct {
+	client, events kubernetes.Interface
+	meta           metadata.Interface
+}
+
+// clientsOf builds the clients of the named controller.
+func (m *Manager) clientsOf(b clientbuilder.ControllerClientBuilder, name string) (controllerClients, error) {
+	clientName := name
+	if n, ok := m.cfg.ClientNames[name]; ok {
+		clientName = n
+	}
+	rc, err := b.Config(clientName)
+	if err != nil {
+		return controllerClients{}, fmt.Errorf("controllers: client of %s (%s): %w", name, clientName, err)
+	}
+	rc.UserAgent = UserAgent(clientName)
+	if m.cfg.UseServiceAccountCredentials {
+		rc.UserAgent = UserAgent(serviceaccount.MakeUsername(metav1.NamespaceSystem, clientName))
+	}
+	var cc controllerClients
+	if cc.client, err = kubernetes.NewForConfig(rc); err == nil {
+		if cc.events, err = kubernetes.NewForConfig(rc); err == nil {
+			cc.meta, err = metadata.NewForConfig(rc)
+		}
+	}
+	if err != nil {
+		return controllerClients{}, fmt.Errorf("controllers: client of %s: %w", name, err)
+	}
+	return cc, nil
+}
+
+// run builds the enabled controllers and runs them until ctx is done.
+func (m *Manager) run(ctx context.Context) error {
+	root, err := m.rootClient("shared-informers")
+	if err != nil {
+		return err
+	}
+	builder := m.clientBuilder(root)
 	shared := Context{
-		Metadata:  mc,
-		Informers: informers.NewSharedInformerFactory(cs, 0),
-		Recorder: func(component string) record.EventRecorder {
-			return broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
-		},
-		Clock:   m.cfg.Clock,
-		Workers: m.cfg.Workers,
-		RootCA:  m.cfg.RootCA,
+		Informers: informers.NewSharedInformerFactory(root, 0),
+		Clock:     m.cfg.Clock,
+		Workers:   m.cfg.Workers,
+		RootCA:    m.cfg.RootCA,
 
 		ClusterSigner: m.cfg.ClusterSigner,
 	}
 	var running []Controller
+	var broadcasters []record.EventBroadcaster
+	defer func() {
+		for _, b := range broadcasters {
+			b.Shutdown()
+		}
+	}()
 	for _, name := range m.enabled {
-		client, err := m.client(name)
+		clients, err := m.clientsOf(builder, name)
 		if err != nil {
 			return err
 		}
+		// Each controller's events go through a broadcaster of its own,
+		// written by its own client, as kube's controllers record them.
+		broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: clients.events.CoreV1().Events("")})
+		broadcasters = append(broadcasters, broadcaster)
 		cc := shared
-		cc.Client = client
+		cc.Client, cc.Metadata = clients.client, clients.meta
+		cc.Recorder = func(component string) record.EventRecorder {
+			return broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component})
+		}
 		cc.Logger = m.cfg.Logger.With("controller", name)
 		c, err := m.cfg.Known[name](&cc)
 		if err != nil {

@@ -69,6 +69,8 @@ const (
 	CheckpointProgressing  = "Rollout still progressing"
 	revisionAnnotation     = "deployment.kubernetes.io/revision"
 	controllerManagerUser  = "system:kube-controller-manager"
+	deploymentCtrlUser     = "system:serviceaccount:kube-system:deployment-controller"
+	controllerUserPrefix   = "system:serviceaccount:kube-system:"
 	schedulerUser          = "system:kube-scheduler"
 	nodeUserPrefix         = "system:node:"
 	maxEvidencePerCategory = 5
@@ -409,7 +411,7 @@ func (b *builder) start() {
 	}
 	if b.in.Records != nil {
 		for _, r := range b.in.Records {
-			if !b.isDeployment(&r) || r.Code >= 300 || r.ObjectRef.Subresource != "" || r.User == controllerManagerUser {
+			if !b.isDeployment(&r) || r.Code >= 300 || r.ObjectRef.Subresource != "" || isController(r.User) {
 				continue
 			}
 			if !limit.IsZero() && r.Time.Time.After(limit) {
@@ -463,7 +465,7 @@ func (b *builder) submit() {
 	before := len(b.j.Steps)
 	if b.in.Records != nil {
 		for _, r := range b.in.Records {
-			if !b.isDeployment(&r) || r.ObjectRef.Subresource != "" || r.User == controllerManagerUser || !b.inWindow(r.Time.Time) {
+			if !b.isDeployment(&r) || r.ObjectRef.Subresource != "" || isController(r.User) || !b.inWindow(r.Time.Time) {
 				continue
 			}
 			if b.rs != nil && r.Time.Time.After(b.rs.CreationTimestamp.Add(time.Second)) && r.Code < 300 {
@@ -498,7 +500,7 @@ func (b *builder) controllers() {
 				}
 				b.add(Step{Stage: StageControllers, At: r.Time.Time, Actor: DeploymentCtrl, User: r.User, Target: APIServer, Action: action, Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 			case r.ObjectRef.Resource == "pods" && r.Verb == "create" && r.ObjectRef.Subresource == "" &&
-				(r.Owner != nil && r.Owner.UID == b.rs.UID || r.Code >= 300 && r.User == controllerManagerUser && strings.HasPrefix(r.ObjectRef.Name, b.rs.Name+"-")):
+				(r.Owner != nil && r.Owner.UID == b.rs.UID || r.Code >= 300 && isController(r.User) && strings.HasPrefix(r.ObjectRef.Name, b.rs.Name+"-")):
 				b.add(Step{Stage: StageControllers, At: r.Time.Time, Actor: ReplicaSetCtrl, User: r.User, Target: APIServer, Action: "create pods/" + r.ObjectRef.Name, Result: resultOf(&r), Failed: r.Code >= 300, Deliveries: deliveriesOf(&r)})
 			}
 		}
@@ -750,7 +752,7 @@ func (b *builder) converge() {
 		}
 		j.Converged = true
 		at := b.convergedAt()
-		b.add(Step{Stage: StageConverged, At: at, Actor: DeploymentCtrl, User: controllerManagerUser, Target: APIServer,
+		b.add(Step{Stage: StageConverged, At: at, Actor: DeploymentCtrl, User: deploymentCtrlUser, Target: APIServer,
 			Action: "update deployments/" + d.Name + " status", Result: fmt.Sprintf("successfully rolled out: %d/%d updated, ready and available", d.Status.UpdatedReplicas, want)})
 		return
 	}
@@ -1005,6 +1007,14 @@ func condition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
 		}
 	}
 	return nil
+}
+
+// isController tells whether user is the controller manager's: its own
+// identity, or a controller's ServiceAccount in kube-system (minikd runs
+// each controller with its own, as kube-controller-manager's
+// --use-service-account-credentials).
+func isController(user string) bool {
+	return user == controllerManagerUser || strings.HasPrefix(user, controllerUserPrefix)
 }
 
 // actorOfClient names the client of a user's write.

@@ -9,10 +9,14 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"minik/internal/auth"
+	"minik/internal/auth/rbac"
 	"minik/internal/controllers"
 	"minik/internal/controllers/all"
 	"minik/internal/dataplane"
@@ -123,24 +127,53 @@ func (s *Server) controllerManager() (func(context.Context) error, error) {
 	if err != nil {
 		return nil, err
 	}
+	useSA := !s.cfg.NoServiceAccountCredentials
 	mgr, err := controllers.NewManager(controllers.Config{
-		RESTConfig:     cfg,
-		Controllers:    s.cfg.Controllers,
-		Known:          all.Controllers(),
-		Workers:        s.cfg.ControllerWorkers,
-		QPS:            s.cfg.ControllerQPS,
-		Burst:          s.cfg.ControllerBurst,
-		LeaderElect:    s.cfg.LeaderElect,
-		Identity:       s.leaderID(),
-		Logger:         s.log.With("component", "controller-manager"),
-		LeaderElection: s.cfg.LeaderElection,
-		RootCA:         s.ca.CertPEM,
-		ClusterSigner:  s.ca,
+		RESTConfig:                   cfg,
+		Controllers:                  s.cfg.Controllers,
+		Known:                        all.Controllers(),
+		ClientNames:                  all.ClientNames(),
+		UseServiceAccountCredentials: useSA,
+		Workers:                      s.cfg.ControllerWorkers,
+		QPS:                          s.cfg.ControllerQPS,
+		Burst:                        s.cfg.ControllerBurst,
+		LeaderElect:                  s.cfg.LeaderElect,
+		Identity:                     s.leaderID(),
+		Logger:                       s.log.With("component", "controller-manager"),
+		LeaderElection:               s.cfg.LeaderElection,
+		RootCA:                       s.ca.CertPEM,
+		ClusterSigner:                s.ca,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mgr.Start, nil
+	return func(ctx context.Context) error {
+		if err := s.controllerManagerGrant(ctx, useSA); err != nil {
+			return err
+		}
+		return mgr.Start(ctx)
+	}, nil
+}
+
+// controllerManagerGrant gives system:kube-controller-manager the union
+// of the controllers' roles when it runs them all with its own
+// credentials, and takes that binding away when each runs as its own
+// ServiceAccount, so that the manager then holds only kube's
+// system:kube-controller-manager role.
+func (s *Server) controllerManagerGrant(ctx context.Context, useSA bool) error {
+	admin, err := kubernetes.NewForConfig(s.adminConfig)
+	if err != nil {
+		return fmt.Errorf("controller manager rbac: %w", err)
+	}
+	role, binding := rbac.ControllerManagerGrant()
+	if !useSA {
+		return rbac.EnsureRoles(ctx, admin, []*rbacv1.ClusterRole{role}, []*rbacv1.ClusterRoleBinding{binding})
+	}
+	err = admin.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete clusterrolebinding %s: %w", binding.Name, err)
+	}
+	return nil
 }
 
 // scheduler runs the default-scheduler.

@@ -103,6 +103,12 @@ type Config struct {
 	// DefaultBurst).
 	ControllerQPS   float32
 	ControllerBurst int
+	// NoServiceAccountCredentials runs every controller as
+	// system:kube-controller-manager (granted the union of the controllers'
+	// roles) instead of as its own ServiceAccount
+	// kube-system/<controller>-controller, which kubeadm's
+	// --use-service-account-credentials=true (minikd's default) asks for.
+	NoServiceAccountCredentials bool
 	// LeaderElect runs the controllers, the scheduler, and the nodes with
 	// the data plane each only in the minikd holding their Lease
 	// (kube-controller-manager, kube-scheduler, minik-nodes), for several

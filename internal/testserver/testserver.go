@@ -93,6 +93,11 @@ type Options struct {
 	AuditPolicyFile string
 	// AuthorizationMode is minikd's --authorization-mode.
 	AuthorizationMode string
+	// NoServiceAccountCredentials runs every controller as
+	// system:kube-controller-manager (minikd
+	// --use-service-account-credentials=false) instead of as its own
+	// ServiceAccount.
+	NoServiceAccountCredentials bool
 	// DNS runs minikd's DNS server on the kube-dns ClusterIP, port 53
 	// (the Service range is then a random /24, as with DataPlane).
 	DNS bool
@@ -169,6 +174,7 @@ func StartWith(t testing.TB, o Options) *Server {
 	cfg.TokenAuthFile, cfg.AnonymousAuth, cfg.AuditPolicyFile = o.TokenAuthFile, o.AnonymousAuth, o.AuditPolicyFile
 	cfg.AuthorizationMode = o.AuthorizationMode
 	cfg.NoWatchCache = o.NoWatchCache
+	cfg.NoServiceAccountCredentials = o.NoServiceAccountCredentials
 	cfg.Nodes, cfg.NodeTiming, cfg.DRADevices = o.Nodes, o.NodeTiming, o.DRADevices
 	cfg.NodeFirstBlock = NodeBlock()
 	if o.Nodes > 0 && cfg.NodeTiming == nil {

@@ -24,7 +24,7 @@ func BenchmarkAuthorize(b *testing.B) {
 	}{
 		{"allowed-by-rolebinding", res(viewer, "get", "", "pods", "demo", "web")},
 		{"denied", res(viewer, "create", "", "pods", "demo", "")},
-		{"allowed-by-clusterrolebinding", res(ctrlManager, "create", "apps", "replicasets", "demo", "")},
+		{"allowed-by-clusterrolebinding", res(deploymentCtrl, "create", "apps", "replicasets", "demo", "")},
 		{"system-masters", res(admin, "delete", "", "nodes", "", "n1")},
 	}
 	for _, c := range cases {

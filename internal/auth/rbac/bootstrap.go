@@ -53,10 +53,6 @@ func (b *ruleBuilder) names(n ...string) *ruleBuilder     { b.r.ResourceNames = 
 func (b *ruleBuilder) urls(u ...string) *ruleBuilder      { b.r.NonResourceURLs = u; return b }
 func (b *ruleBuilder) rule() rbacv1.PolicyRule            { return b.r }
 
-func eventsRule() rbacv1.PolicyRule {
-	return newRule("create", "patch", "update").groups(legacyGroup, eventsGroup).resources("events").rule()
-}
-
 // NodeRules are the permissions of a node: the rules of kube's system:node
 // role. The node authorizer (internal/auth/node) grants them to each node,
 // narrowing secrets, configmaps, claims, volumes and service account
@@ -88,7 +84,7 @@ func role(namespace, name string, rules ...rbacv1.PolicyRule) rbacv1.Role {
 
 // ClusterRoles returns the bootstrap ClusterRoles: kube's (policy.go),
 // the roles of kube's controllers (system:controller:<name>), then
-// minik's own (MinikClusterRoles).
+// minik's own (MinikClusterRoles, with the roles of minik's controllers).
 func ClusterRoles() []rbacv1.ClusterRole {
 	roles := kubeClusterRoles()
 	for _, c := range kubeControllerRoles() {
@@ -113,50 +109,75 @@ func controllerRole(sa string, rules ...rbacv1.PolicyRule) ControllerRole {
 	return ControllerRole{ServiceAccount: sa, role: clusterRole("system:controller:"+sa, nil, rules...)}
 }
 
-// ControllerManagerRole names minik's ClusterRole of its controller
-// manager. kube-controller-manager runs each controller with its own
-// service account's credentials (--use-service-account-credentials);
-// minik's runs every controller as system:kube-controller-manager, so
-// that user is granted, through this role, the union of the controllers'
-// roles and of minik's own controllers', leaving kube's bindings as kube
-// makes them.
-const ControllerManagerRole = "system:minik:controller-manager"
-
-// minikControllerRules are the rules of minik's controllers kube does
-// not have: the gateway controller (Ingress and Gateway API status).
-func minikControllerRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		newRule(Read...).groups(networkingGroup).resources("ingresses", "ingressclasses").rule(),
-		newRule("update", "patch").groups(networkingGroup).resources("ingresses/status").rule(),
-		newRule(Read...).groups(gatewayGroup).resources("*").rule(),
-		newRule("update", "patch").groups(gatewayGroup).resources("*/status").rule(),
-		newRule(Read...).groups(legacyGroup).resources("services", "endpoints", "pods", "secrets").rule(),
-		newRule(Read...).groups(discoveryGroup).resources("endpointslices").rule(),
-		eventsRule(),
-	}
+// minikControllerRoles are the roles of minik's controllers kube runs
+// elsewhere, named system:minik:controller:<service account> and bound to
+// kube-system/<service account>: the CustomResourceDefinition controller
+// (kube's apiextensions-apiserver runs it inside the API server, as the
+// loopback client) names, establishes and finalizes definitions, deleting
+// their custom resources.
+func minikControllerRoles() []ControllerRole {
+	return []ControllerRole{{
+		ServiceAccount: "crd-controller",
+		role: clusterRole("system:minik:controller:crd-controller", nil,
+			newRule("get", "list", "watch", "patch").groups("apiextensions.k8s.io").resources("customresourcedefinitions").rule(),
+			newRule("update").groups("apiextensions.k8s.io").resources("customresourcedefinitions/status").rule(),
+			newRule("list", "deletecollection").groups("*").resources("*").rule(),
+		),
+	}}
 }
 
-// MinikClusterRoles are the ClusterRoles minik adds to kube's, each
-// named system:minik:*: its controller manager's role, and the Gateway
-// API's rules aggregated into edit (and so admin) and view, as a Gateway
-// API implementation's manifest would ship them.
-func MinikClusterRoles() []rbacv1.ClusterRole {
+// ControllerServiceAccounts are the service accounts in kube-system the
+// bootstrap policy grants a controller role to (kube's and minik's), each
+// the identity of a controller run with
+// --use-service-account-credentials.
+func ControllerServiceAccounts() []string {
+	var out []string
+	for _, c := range append(kubeControllerRoles(), minikControllerRoles()...) {
+		out = append(out, c.ServiceAccount)
+	}
+	return out
+}
+
+// ControllerManagerRole names the ClusterRole, and its binding to
+// system:kube-controller-manager, that a controller manager running every
+// controller with its own credentials (--use-service-account-credentials
+// =false) needs, as kube's documentation asks of whoever turns that off:
+// the union of every controller's role. It is no bootstrap policy; minikd
+// ensures it only in that mode (ControllerManagerGrant) and removes the
+// binding otherwise.
+const ControllerManagerRole = "system:minik:controller-manager"
+
+// ControllerManagerGrant returns the ClusterRole ControllerManagerRole and
+// its binding to system:kube-controller-manager.
+func ControllerManagerGrant() (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
 	var rules []rbacv1.PolicyRule
-	for _, c := range kubeControllerRoles() {
+	for _, c := range append(kubeControllerRoles(), minikControllerRoles()...) {
 		for _, r := range c.role.Rules {
 			if !slices.ContainsFunc(rules, func(x rbacv1.PolicyRule) bool { return equality.Semantic.DeepEqual(x, r) }) {
 				rules = append(rules, r)
 			}
 		}
 	}
-	rules = append(rules, minikControllerRules()...)
-	return []rbacv1.ClusterRole{
-		clusterRole(ControllerManagerRole, nil, rules...),
+	role := clusterRole(ControllerManagerRole, nil, rules...)
+	b := binding(ControllerManagerRole, ControllerManagerRole, user(auth.UserControllerManager))
+	return &role, &b
+}
+
+// MinikClusterRoles are the ClusterRoles minik adds to kube's, each
+// named system:minik:*: the roles of its own controllers, and the Gateway
+// API's rules aggregated into edit (and so admin) and view, as a Gateway
+// API implementation's manifest would ship them.
+func MinikClusterRoles() []rbacv1.ClusterRole {
+	var roles []rbacv1.ClusterRole
+	for _, c := range minikControllerRoles() {
+		roles = append(roles, c.role)
+	}
+	return append(roles,
 		clusterRole("system:minik:gateway-aggregate-to-edit", map[string]string{AggregateToEdit: "true"},
 			newRule(Write...).groups(gatewayGroup).resources("gateways", "httproutes").rule()),
 		clusterRole("system:minik:gateway-aggregate-to-view", map[string]string{AggregateToView: "true"},
 			newRule(Read...).groups(gatewayGroup).resources("gateways", "gateways/status", "httproutes", "httproutes/status", "gatewayclasses").rule()),
-	}
+	)
 }
 
 func binding(name, role string, subjects ...rbacv1.Subject) rbacv1.ClusterRoleBinding {
@@ -188,14 +209,13 @@ func serviceAccount(ns, name string) rbacv1.Subject {
 }
 
 // ClusterRoleBindings returns the bootstrap ClusterRoleBindings: kube's,
-// each controller's role bound to its service account in kube-system,
-// then minik's controller manager's.
+// then each controller's role (kube's, then minik's) bound to its service
+// account in kube-system.
 func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 	bs := kubeClusterRoleBindings()
-	for _, c := range kubeControllerRoles() {
+	for _, c := range append(kubeControllerRoles(), minikControllerRoles()...) {
 		bs = append(bs, binding(c.role.Name, c.role.Name, serviceAccount("kube-system", c.ServiceAccount)))
 	}
-	bs = append(bs, binding(ControllerManagerRole, ControllerManagerRole, user(auth.UserControllerManager)))
 	for i := range bs {
 		addBootstrapMetadata(&bs[i].ObjectMeta)
 	}

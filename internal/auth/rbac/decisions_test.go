@@ -138,6 +138,11 @@ var (
 	// kube-controller-manager runs the taint eviction controller with
 	// node-controller's service account credentials (kube has no role of its own).
 	taintEvict = user("system:serviceaccount:kube-system:node-controller", "system:serviceaccounts", "system:serviceaccounts:kube-system")
+	// minikd runs each controller as its own service account, as
+	// kube-controller-manager --use-service-account-credentials does.
+	deploymentCtrl = user("system:serviceaccount:kube-system:deployment-controller", "system:serviceaccounts", "system:serviceaccounts:kube-system")
+	gcCtrl         = user("system:serviceaccount:kube-system:generic-garbage-collector", "system:serviceaccounts", "system:serviceaccounts:kube-system")
+	crdCtrl        = user("system:serviceaccount:kube-system:crd-controller", "system:serviceaccounts", "system:serviceaccounts:kube-system")
 )
 
 func res(u *auth.User, verb, group, resource, ns, name string) auth.Attributes {
@@ -199,6 +204,14 @@ var decisionCases = []struct {
 	{"the anonymous user lists pods", res(anonymous, "list", "", "pods", "demo", "")},
 	{"a member of system:masters deletes a node", res(admin, "delete", "", "nodes", "", "n1")},
 	{"the controller manager creates a replica set", res(ctrlManager, "create", "apps", "replicasets", "demo", "")},
+	{"the controller manager creates a controller's service account", res(ctrlManager, "create", "", "serviceaccounts", "kube-system", "")},
+	{"the controller manager asks for a controller's token", res(ctrlManager, "create", "", "serviceaccounts/token", "kube-system", "deployment-controller")},
+	{"the deployment controller creates a replica set", res(deploymentCtrl, "create", "apps", "replicasets", "demo", "")},
+	{"the deployment controller records an event", res(deploymentCtrl, "create", "", "events", "demo", "")},
+	{"the deployment controller creates a pod", res(deploymentCtrl, "create", "", "pods", "demo", "")},
+	{"the garbage collector deletes any object", res(gcCtrl, "delete", "networking.k8s.io", "ingresses", "demo", "web")},
+	{"the crd controller updates a definition's status", res(crdCtrl, "update", "apiextensions.k8s.io", "customresourcedefinitions/status", "", "crontabs.example.com")},
+	{"the crd controller deletes the custom resources of a namespace", res(crdCtrl, "deletecollection", "example.com", "crontabs", "demo", "")},
 	{"the controller manager watches secrets", res(ctrlManager, "watch", "", "secrets", "", "")},
 	{"the controller manager renews its lease", res(ctrlManager, "update", "coordination.k8s.io", "leases", "kube-system", "kube-controller-manager")},
 	{"the controller manager updates another lease", res(ctrlManager, "update", "coordination.k8s.io", "leases", "kube-system", "kube-scheduler")},

@@ -64,3 +64,48 @@ func Controllers() map[string]controllers.Constructor {
 		replicaset.ReplicationName: replicaset.NewReplication,
 	}
 }
+
+// ClientNames names each controller's client as kube-controller-manager
+// names it (cmd/kube-controller-manager/app): with
+// --use-service-account-credentials the controller talks as the
+// ServiceAccount kube-system/<client name>, authorized by kube's bootstrap
+// role system:controller:<client name>. Controllers kube runs with another
+// controller's client share it (taint eviction runs as node-controller, the
+// CSR controllers as certificate-controller). The custom resource
+// definition controller, which kube runs inside its API server, has minik's
+// role system:minik:controller:crd-controller.
+func ClientNames() map[string]string {
+	return map[string]string{
+		"deployment":          "deployment-controller",
+		disruption.Name:       "disruption-controller",
+		endpoints.Name:        "endpoint-controller",
+		endpointslice.Name:    "endpointslice-controller",
+		replicaset.Name:       "replicaset-controller",
+		garbagecollector.Name: "generic-garbage-collector",
+		namespace.Name:        "namespace-controller",
+		resourcequota.Name:    "resourcequota-controller",
+		serviceaccount.Name:   "service-account-controller",
+		nodelifecycle.Name:    "node-controller",
+		tainteviction.Name:    "node-controller",
+		statefulset.Name:      "statefulset-controller",
+		daemonset.Name:        "daemon-set-controller",
+		cronjob.Name:          "cronjob-controller",
+		crd.Name:              "crd-controller",
+		job.Name:              "job-controller",
+		job.TTLName:           "ttl-after-finished-controller",
+
+		rootcacertpublisher.Name: "root-ca-cert-publisher",
+		persistentvolume.Name:    "persistent-volume-binder",
+		podautoscaler.Name:       "horizontal-pod-autoscaler",
+
+		storageversionmigrator.Name: "storage-version-migrator-controller",
+		resourceclaim.Name:          "resource-claim-controller",
+
+		certificates.ApprovingName:  "certificate-controller",
+		certificates.SigningName:    "certificate-controller",
+		certificates.CleanerName:    "certificate-controller",
+		certificates.PCRCleanerName: "podcertificaterequestcleaner",
+
+		replicaset.ReplicationName: "replication-controller",
+	}
+}
