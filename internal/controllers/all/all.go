@@ -4,6 +4,7 @@ package all
 
 import (
 	"minik/internal/controllers"
+	"minik/internal/controllers/attachdetach"
 	"minik/internal/controllers/certificates"
 	"minik/internal/controllers/crd"
 	"minik/internal/controllers/cronjob"
@@ -12,6 +13,7 @@ import (
 	"minik/internal/controllers/disruption"
 	"minik/internal/controllers/endpoints"
 	"minik/internal/controllers/endpointslice"
+	"minik/internal/controllers/endpointslicemirroring"
 	"minik/internal/controllers/garbagecollector"
 	"minik/internal/controllers/job"
 	"minik/internal/controllers/namespace"
@@ -55,6 +57,8 @@ func Controllers() map[string]controllers.Constructor {
 
 		storageversionmigrator.Name: storageversionmigrator.New,
 		resourceclaim.Name:          resourceclaim.New,
+		endpointslicemirroring.Name: endpointslicemirroring.New,
+		attachdetach.Name:           attachdetach.New,
 
 		certificates.ApprovingName:  certificates.NewApproving,
 		certificates.SigningName:    certificates.NewSigning,
