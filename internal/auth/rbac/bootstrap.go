@@ -123,7 +123,9 @@ func controllerRole(sa string, rules ...rbacv1.PolicyRule) ControllerRole {
 const ControllerManagerRole = "system:minik:controller-manager"
 
 // minikControllerRules are the rules of minik's controllers kube does
-// not have: the gateway controller (Ingress and Gateway API status).
+// not have: the gateway controller (Ingress and Gateway API status), and
+// the simulated CSI external-attacher (a VolumeAttachment's finalizer and
+// status).
 func minikControllerRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		newRule(Read...).groups(networkingGroup).resources("ingresses", "ingressclasses").rule(),
@@ -132,6 +134,7 @@ func minikControllerRules() []rbacv1.PolicyRule {
 		newRule("update", "patch").groups(gatewayGroup).resources("*/status").rule(),
 		newRule(Read...).groups(legacyGroup).resources("services", "endpoints", "pods", "secrets").rule(),
 		newRule(Read...).groups(discoveryGroup).resources("endpointslices").rule(),
+		newRule("update", "patch").groups("storage.k8s.io").resources("volumeattachments", "volumeattachments/status").rule(),
 		eventsRule(),
 	}
 }
