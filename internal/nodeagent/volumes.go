@@ -609,7 +609,8 @@ func (w *podWorker) getSecret(ns, name string) (*corev1.Secret, error) {
 }
 
 // claimBound checks that a pod's claim exists and is bound to a volume
-// that exists, as the kubelet's volume manager does before mounting it.
+// that exists (and, for a CSI volume, is attached to this node), as the
+// kubelet's volume manager does before mounting it.
 func (w *podWorker) claimBound(ns, name string) error {
 	var pvc *corev1.PersistentVolumeClaim
 	err := w.related(func() (err error) {
@@ -625,14 +626,15 @@ func (w *podWorker) claimBound(ns, name string) error {
 	if pvc.Status.Phase != corev1.ClaimBound || pvc.Spec.VolumeName == "" {
 		return fmt.Errorf("error processing PVC %s/%s: PVC is not bound", ns, name)
 	}
-	err = w.related(func() error {
-		_, err := w.n.cs.CoreV1().PersistentVolumes().Get(w.ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	var pv *corev1.PersistentVolume
+	err = w.related(func() (err error) {
+		pv, err = w.n.cs.CoreV1().PersistentVolumes().Get(w.ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("error processing PVC %s/%s: failed to fetch PV %s from API server: %w", ns, name, pvc.Spec.VolumeName, err)
 	}
-	return nil
+	return w.csiAttached(pv)
 }
 
 // relatedRetries bound how long related retries a denied read: about

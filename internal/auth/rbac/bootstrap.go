@@ -114,9 +114,19 @@ func controllerRole(sa string, rules ...rbacv1.PolicyRule) ControllerRole {
 // kube-system/<service account>: the CustomResourceDefinition controller
 // (kube's apiextensions-apiserver runs it inside the API server, as the
 // loopback client) names, establishes and finalizes definitions, deleting
-// their custom resources.
+// their custom resources; and the simulated CSI external-attacher, which
+// the attach/detach controller runs as its own service account (a
+// VolumeAttachment's finalizer and status).
 func minikControllerRoles() []ControllerRole {
 	return []ControllerRole{{
+		ServiceAccount: "attachdetach-controller",
+		role: clusterRole("system:minik:controller:csi-attacher", nil,
+			newRule("get", "list", "watch", "update", "patch").groups("storage.k8s.io").resources("volumeattachments").rule(),
+			newRule("update", "patch").groups("storage.k8s.io").resources("volumeattachments/status").rule(),
+			newRule("get", "list", "watch").groups("storage.k8s.io").resources("csidrivers").rule(),
+			newRule("create", "patch", "update").groups(legacyGroup, eventsGroup).resources("events").rule(),
+		),
+	}, {
 		ServiceAccount: "crd-controller",
 		role: clusterRole("system:minik:controller:crd-controller", nil,
 			newRule("get", "list", "watch", "patch").groups("apiextensions.k8s.io").resources("customresourcedefinitions").rule(),
@@ -133,7 +143,9 @@ func minikControllerRoles() []ControllerRole {
 func ControllerServiceAccounts() []string {
 	var out []string
 	for _, c := range append(kubeControllerRoles(), minikControllerRoles()...) {
-		out = append(out, c.ServiceAccount)
+		if !slices.Contains(out, c.ServiceAccount) {
+			out = append(out, c.ServiceAccount)
+		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ package all
 
 import (
 	"minik/internal/controllers"
+	"minik/internal/controllers/attachdetach"
 	"minik/internal/controllers/certificates"
 	"minik/internal/controllers/crd"
 	"minik/internal/controllers/cronjob"
@@ -12,6 +13,7 @@ import (
 	"minik/internal/controllers/disruption"
 	"minik/internal/controllers/endpoints"
 	"minik/internal/controllers/endpointslice"
+	"minik/internal/controllers/endpointslicemirroring"
 	"minik/internal/controllers/garbagecollector"
 	"minik/internal/controllers/job"
 	"minik/internal/controllers/namespace"
@@ -55,6 +57,8 @@ func Controllers() map[string]controllers.Constructor {
 
 		storageversionmigrator.Name: storageversionmigrator.New,
 		resourceclaim.Name:          resourceclaim.New,
+		endpointslicemirroring.Name: endpointslicemirroring.New,
+		attachdetach.Name:           attachdetach.New,
 
 		certificates.ApprovingName:  certificates.NewApproving,
 		certificates.SigningName:    certificates.NewSigning,
@@ -76,23 +80,26 @@ func Controllers() map[string]controllers.Constructor {
 // role system:minik:controller:crd-controller.
 func ClientNames() map[string]string {
 	return map[string]string{
-		"deployment":          "deployment-controller",
-		disruption.Name:       "disruption-controller",
-		endpoints.Name:        "endpoint-controller",
-		endpointslice.Name:    "endpointslice-controller",
-		replicaset.Name:       "replicaset-controller",
-		garbagecollector.Name: "generic-garbage-collector",
-		namespace.Name:        "namespace-controller",
-		resourcequota.Name:    "resourcequota-controller",
-		serviceaccount.Name:   "service-account-controller",
-		nodelifecycle.Name:    "node-controller",
-		tainteviction.Name:    "node-controller",
-		statefulset.Name:      "statefulset-controller",
-		daemonset.Name:        "daemon-set-controller",
-		cronjob.Name:          "cronjob-controller",
-		crd.Name:              "crd-controller",
-		job.Name:              "job-controller",
-		job.TTLName:           "ttl-after-finished-controller",
+		"deployment":       "deployment-controller",
+		disruption.Name:    "disruption-controller",
+		endpoints.Name:     "endpoint-controller",
+		endpointslice.Name: "endpointslice-controller",
+
+		endpointslicemirroring.Name: "endpointslicemirroring-controller",
+		attachdetach.Name:           "attachdetach-controller",
+		replicaset.Name:             "replicaset-controller",
+		garbagecollector.Name:       "generic-garbage-collector",
+		namespace.Name:              "namespace-controller",
+		resourcequota.Name:          "resourcequota-controller",
+		serviceaccount.Name:         "service-account-controller",
+		nodelifecycle.Name:          "node-controller",
+		tainteviction.Name:          "node-controller",
+		statefulset.Name:            "statefulset-controller",
+		daemonset.Name:              "daemon-set-controller",
+		cronjob.Name:                "cronjob-controller",
+		crd.Name:                    "crd-controller",
+		job.Name:                    "job-controller",
+		job.TTLName:                 "ttl-after-finished-controller",
 
 		rootcacertpublisher.Name: "root-ca-cert-publisher",
 		persistentvolume.Name:    "persistent-volume-binder",

@@ -70,7 +70,7 @@ type Controller struct {
 	sliceLister    discoverylisters.EndpointSliceLister
 	slicesSynced   cache.InformerSynced
 
-	tracker *tracker
+	tracker *Tracker
 	queue   workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -81,7 +81,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 		client:   cc.Client,
 		recorder: cc.Recorder(Component),
 		log:      cc.Logger,
-		tracker:  newTracker(),
+		tracker:  NewTracker(),
 		// Conflicts and stale caches resolve within milliseconds: retry
 		// fast at first, as kube's controller does (1s there).
 		queue: controllers.NewQueue(Name, cc.Clock, workqueue.NewTypedMaxOfRateLimiter(
@@ -212,7 +212,7 @@ func (c *Controller) sliceChanged(obj interface{}) {
 	if !ok || !managed(slice) {
 		return
 	}
-	if c.tracker.shouldSync(slice) {
+	if c.tracker.ShouldSync(slice) {
 		c.queue.Add(slice.Namespace + "/" + slice.Labels[discoveryv1.LabelServiceName])
 	}
 }
@@ -225,7 +225,7 @@ func (c *Controller) sliceDeleted(obj interface{}) {
 	if !ok || !managed(slice) {
 		return
 	}
-	if c.tracker.observeDeletion(slice) {
+	if c.tracker.ObserveDeletion(slice) {
 		c.queue.Add(slice.Namespace + "/" + slice.Labels[discoveryv1.LabelServiceName])
 	}
 }

@@ -52,7 +52,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// none, and one without a selector has its owner's.
 		return nil
 	}
-	if c.tracker.stale(key, cached) {
+	if c.tracker.Stale(key, cached) {
 		return errStale
 	}
 	pods, err := c.podLister.Pods(ns).List(labels.SelectorFromValidatedSet(svc.Spec.Selector))
@@ -83,7 +83,7 @@ func (c *Controller) deleteOrphans(ctx context.Context, key string, cached []*di
 			return fmt.Errorf("delete endpointslice %s/%s: %w", s.Namespace, s.Name, err)
 		}
 	}
-	c.tracker.forget(key)
+	c.tracker.Forget(key)
 	return nil
 }
 
@@ -100,9 +100,11 @@ type group struct {
 	endpoints   map[string]discoveryv1.Endpoint
 }
 
-func (g *group) key() string { return groupKey(g.addressType, g.ports) }
+func (g *group) key() string { return GroupKey(g.addressType, g.ports) }
 
-func groupKey(at discoveryv1.AddressType, ports []discoveryv1.EndpointPort) string {
+// GroupKey identifies the slices of one address type and port mapping:
+// endpoints with the same key share slices.
+func GroupKey(at discoveryv1.AddressType, ports []discoveryv1.EndpointPort) string {
 	parts := make([]string, 0, len(ports))
 	for _, p := range ports {
 		var name, proto, app string
@@ -125,9 +127,9 @@ func groupKey(at discoveryv1.AddressType, ports []discoveryv1.EndpointPort) stri
 	return string(at) + "|" + strings.Join(parts, ",")
 }
 
-// endpointKey identifies an endpoint across syncs: its pod, or else its
-// first address.
-func endpointKey(ep *discoveryv1.Endpoint) string {
+// EndpointKey identifies an endpoint across syncs: its pod (target), or
+// else its first address.
+func EndpointKey(ep *discoveryv1.Endpoint) string {
 	if ep.TargetRef != nil && ep.TargetRef.UID != "" {
 		return string(ep.TargetRef.UID)
 	}
@@ -176,7 +178,7 @@ func (c *Controller) desired(svc *corev1.Service, pods []*corev1.Pod) map[string
 				groups[g.key()] = g
 			}
 			ep := c.endpoint(svc, pod, addrs)
-			g.endpoints[endpointKey(&ep)] = ep
+			g.endpoints[EndpointKey(&ep)] = ep
 		}
 	}
 	return groups
@@ -340,7 +342,7 @@ func (c *Controller) plan(svc *corev1.Service, pods []*corev1.Pod, cached []*dis
 			p.delete = append(p.delete, s)
 			continue
 		}
-		k := groupKey(s.AddressType, s.Ports)
+		k := GroupKey(s.AddressType, s.Ports)
 		existing[k] = append(existing[k], s.DeepCopy())
 	}
 	labels := sliceLabels(svc)
@@ -354,7 +356,7 @@ func (c *Controller) plan(svc *corev1.Service, pods []*corev1.Pod, cached []*dis
 			dirty := !maps.Equal(s.Labels, labels)
 			kept := s.Endpoints[:0:0]
 			for i := range s.Endpoints {
-				ek := endpointKey(&s.Endpoints[i])
+				ek := EndpointKey(&s.Endpoints[i])
 				want, ok := remaining[ek]
 				if !ok {
 					dirty = true
@@ -460,7 +462,7 @@ func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p plan) err
 			errs = append(errs, fmt.Errorf("create endpointslice for service %s/%s: %w", svc.Namespace, svc.Name, err))
 			continue
 		}
-		c.tracker.written(out)
+		c.tracker.Written(out)
 	}
 	for _, s := range p.update {
 		out, err := api.Update(ctx, s, metav1.UpdateOptions{})
@@ -468,7 +470,7 @@ func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p plan) err
 			errs = append(errs, fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err))
 			continue
 		}
-		c.tracker.written(out)
+		c.tracker.Written(out)
 	}
 	for _, s := range p.delete {
 		err := api.Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
@@ -476,7 +478,7 @@ func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p plan) err
 			errs = append(errs, fmt.Errorf("delete endpointslice %s/%s: %w", s.Namespace, s.Name, err))
 			continue
 		}
-		c.tracker.deleted(s)
+		c.tracker.Deleted(s)
 	}
 	return errors.Join(errs...)
 }

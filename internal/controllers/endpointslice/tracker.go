@@ -10,26 +10,29 @@ import (
 // deletionExpected marks a slice this controller deleted.
 const deletionExpected = -1
 
-// tracker remembers, per Service, the generation of every slice this
+// Tracker remembers, per Service, the generation of every slice a
 // controller wrote, and the slices it deleted, until its informer shows
 // them. A Service whose cached slices are behind is not synced: acting on
-// them would create or delete twice. kube's endpointSliceTracker.
-type tracker struct {
+// them would create or delete twice. kube's endpointSliceTracker; the
+// endpointslice and endpointslice-mirroring controllers each keep one.
+// Slices are grouped by their kubernetes.io/service-name label.
+type Tracker struct {
 	mu sync.Mutex
 	// generations maps a Service key to its slices' expected generations.
 	generations map[string]map[types.UID]int64
 }
 
-func newTracker() *tracker {
-	return &tracker{generations: map[string]map[types.UID]int64{}}
+// NewTracker returns an empty tracker.
+func NewTracker() *Tracker {
+	return &Tracker{generations: map[string]map[types.UID]int64{}}
 }
 
 func serviceKeyOf(s *discoveryv1.EndpointSlice) string {
 	return s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName]
 }
 
-// written records a slice this controller created or updated.
-func (t *tracker) written(s *discoveryv1.EndpointSlice) {
+// Written records a slice this controller created or updated.
+func (t *Tracker) Written(s *discoveryv1.EndpointSlice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	key := serviceKeyOf(s)
@@ -39,8 +42,8 @@ func (t *tracker) written(s *discoveryv1.EndpointSlice) {
 	t.generations[key][s.UID] = s.Generation
 }
 
-// deleted records a slice this controller deleted.
-func (t *tracker) deleted(s *discoveryv1.EndpointSlice) {
+// Deleted records a slice this controller deleted.
+func (t *Tracker) Deleted(s *discoveryv1.EndpointSlice) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if gens := t.generations[serviceKeyOf(s)]; gens != nil {
@@ -48,19 +51,19 @@ func (t *tracker) deleted(s *discoveryv1.EndpointSlice) {
 	}
 }
 
-// shouldSync tells whether an observed slice is news: one this controller
+// ShouldSync tells whether an observed slice is news: one this controller
 // did not write, or a newer generation than it wrote. It also tells true
 // for the observation of a write a sync may be waiting for.
-func (t *tracker) shouldSync(s *discoveryv1.EndpointSlice) bool {
+func (t *Tracker) ShouldSync(s *discoveryv1.EndpointSlice) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	gen, ok := t.generations[serviceKeyOf(s)][s.UID]
 	return !ok || gen == deletionExpected || s.Generation >= gen
 }
 
-// observeDeletion forgets a deleted slice; it tells whether the deletion
+// ObserveDeletion forgets a deleted slice; it tells whether the deletion
 // was not this controller's own.
-func (t *tracker) observeDeletion(s *discoveryv1.EndpointSlice) bool {
+func (t *Tracker) ObserveDeletion(s *discoveryv1.EndpointSlice) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	gens := t.generations[serviceKeyOf(s)]
@@ -69,10 +72,10 @@ func (t *tracker) observeDeletion(s *discoveryv1.EndpointSlice) bool {
 	return !ok || gen != deletionExpected
 }
 
-// stale tells whether the cached slices of a Service are behind this
+// Stale tells whether the cached slices of a Service are behind this
 // controller's writes: a written slice missing or at an older generation,
 // or a deleted one still there.
-func (t *tracker) stale(serviceKey string, cached []*discoveryv1.EndpointSlice) bool {
+func (t *Tracker) Stale(serviceKey string, cached []*discoveryv1.EndpointSlice) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	gens := t.generations[serviceKey]
@@ -92,8 +95,8 @@ func (t *tracker) stale(serviceKey string, cached []*discoveryv1.EndpointSlice) 
 	return false
 }
 
-// forget drops a deleted Service.
-func (t *tracker) forget(serviceKey string) {
+// Forget drops a Service whose slices are gone.
+func (t *Tracker) Forget(serviceKey string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.generations, serviceKey)
