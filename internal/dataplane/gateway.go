@@ -186,12 +186,12 @@ func (g *gatewayController) crdsServed() bool {
 // and writes statuses, until ctx is done; it returns at once.
 func (g *gatewayController) run(ctx context.Context) {
 	go func() {
-		defer g.stopSession()
+		defer g.stopSession(false)
 		for {
 			if served := g.crdsServed(); served {
 				g.startSession(ctx)
 			} else {
-				g.stopSession()
+				g.stopSession(true)
 			}
 			select {
 			case <-ctx.Done():
@@ -268,8 +268,9 @@ func (g *gatewayController) startSession(ctx context.Context) {
 }
 
 // stopSession stops the Gateway API informers, if they run, and drops
-// the Gateway routes.
-func (g *gatewayController) stopSession() {
+// the Gateway routes; idle says the CRDs went (logged), rather than the
+// data plane stopping.
+func (g *gatewayController) stopSession(idle bool) {
 	g.mu.Lock()
 	s := g.session
 	g.session = nil
@@ -281,7 +282,9 @@ func (g *gatewayController) stopSession() {
 	s.cancel()
 	<-s.done
 	s.factory.Shutdown()
-	g.d.log.Info("gateway api not served: the gateway controller idles until its CRDs are established")
+	if idle {
+		g.d.log.Info("gateway api not served: the gateway controller idles until its CRDs are established")
+	}
 	g.d.rebuild()
 }
 
