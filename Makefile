@@ -15,7 +15,7 @@ test: ## every test, against real embedded etcd, then the ecosystem's
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(MAKE) ecosystem
 
-ecosystem: ## controller-runtime, envtest and Helm against minikd (a module of its own)
+ecosystem: ## controller-runtime, envtest, Helm and kubectl against minikd (a module of its own)
 	cd test/ecosystem && $(GO) test -count=1 -timeout 20m ./...
 
 # Kubernetes' conformance suite (e2e.test of the k8s.io/kubernetes version

@@ -84,6 +84,7 @@ func newAgentCommand() *cobra.Command {
 	f.StringVar(&token, "token", "", "bearer token the nodes use instead of the kubeconfig's credentials")
 	f.StringVar(&nodeConfig, "node-config", "", "file of Node templates (YAML): labels, taints, capacity, nodeInfo")
 	f.IntVar(&nodes.Nodes, "nodes", 2, "simulated nodes to run")
+	f.IntVar(&nodes.DRADevices, "dra-devices", 2, "devices each node's simulated DRA driver (gpu.minik.io) publishes in its ResourceSlice; 0 for none")
 	f.StringVar(&nodes.NamePrefix, "name-prefix", "agent-node-", "node names are <prefix>1 … <prefix>N")
 	f.StringVar(&nodes.DataDir, "data-dir", filepath.Join(server.DefaultDataDir(), "agent"), "directory of the nodes' container logs")
 	f.StringVar((*string)(&nodes.ImagePolicy), "image-policy", string(runtime.PolicyCatalog), "simulated registry: 'catalog' or 'strict'")

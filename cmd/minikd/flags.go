@@ -44,6 +44,7 @@ func bindServerFlags(f *pflag.FlagSet, cfg *server.Config) {
 	f.StringVar(&cfg.LoadBalancerPool, "load-balancer-pool", "", "CIDR LoadBalancer Services get their address from ('none': they stay pending); default: the /24 of the node port address (127.0.<slot>.0/24)")
 
 	f.IntVar(&cfg.Nodes, "nodes", 3, "simulated nodes to run (minik-node-1 …); 0 for none")
+	f.IntVar(&cfg.DRADevices, "dra-devices", 2, "devices each node's simulated DRA driver (gpu.minik.io, DeviceClass gpu.minik.io) publishes in its ResourceSlice; 0 for none")
 	f.StringVar(&cfg.NodeConfig, "node-config", "", "file of Node templates (YAML) giving the nodes labels, taints, capacity and nodeInfo; node i takes template (i-1) mod count")
 	f.StringVar(&cfg.ImagePolicy, "image-policy", "catalog", "simulated registry: 'catalog' (known images pull only their known tags, others pull fine) or 'strict' (only the catalog pulls)")
 	f.Float64Var(&cfg.SimulationSpeed, "simulation-speed", 1, "divides the nodes' simulated durations (pulls, back-offs, probe periods, sleeps in scripts); 10 runs ten times faster")

@@ -34,7 +34,7 @@ func TestFlagsParseIntoTheConfig(t *testing.T) {
 		Controllers: []string{"*"}, ControllerWorkers: 5, ControllerQPS: 500, ControllerBurst: 1000,
 		LeaderElection:       leaderelect.Timing{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second},
 		ServiceNodePortRange: api.DefaultServiceNodePortRange, ServiceProxy: true, IngressMode: "service",
-		Nodes: 3, ImagePolicy: "catalog", SimulationSpeed: 1, KubeletPort: 10250,
+		Nodes: 3, ImagePolicy: "catalog", SimulationSpeed: 1, KubeletPort: 10250, DRADevices: 2,
 		AuthorizationMode:   server.AuthorizationNodeRBAC,
 		MaxRequestsInFlight: 400, MaxMutatingRequestsInFlight: 200, RequestTimeout: api.DefaultRequestTimeout,
 		ClusterDomain: "cluster.local", DNSListen: server.DNSAuto, DNSForward: "/etc/resolv.conf", ResolvConf: "/etc/resolv.conf",

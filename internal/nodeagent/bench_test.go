@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -137,20 +138,33 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // them, the heap and goroutines they add (agents and API server together,
 // one process), and their API requests once registered (a Lease renewal
 // and a Node read per node per interval; the interval is shortened to 2s
-// here, 10s by default).
+// here, 10s by default). dra=2 runs each node's simulated DRA driver with
+// two devices (minikd's default), dra=0 none; with drivers, the nodes
+// count as registered once every ResourceSlice is published.
 //
 //	go test -run '^$' -bench 'IdleNodes/nodes=1000' -benchtime 1x ./internal/nodeagent/
 func BenchmarkIdleNodes(b *testing.B) {
-	for _, n := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+	for _, tc := range []struct{ n, dra int }{{100, 0}, {100, 2}, {1000, 0}, {1000, 2}} {
+		n := tc.n
+		b.Run(fmt.Sprintf("nodes=%d,dra=%d", n, tc.dra), func(b *testing.B) {
 			srv := testserver.Start(b)
 			heap, goroutines := heapAndGoroutines()
 			var reqs atomic.Int64
 			timing := nodeagent.Timing{Speed: 1000, LeaseRenewInterval: 2 * time.Second, NodeStatusUpdate: 2 * time.Second}
 			start := time.Now()
-			startPool(b, srv, nodeagent.Config{Nodes: n, Timing: timing}, func(c *rest.Config) {
+			startPool(b, srv, nodeagent.Config{Nodes: n, Timing: timing, DRADevices: tc.dra}, func(c *rest.Config) {
 				c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &reqs} }
 			})
+			if tc.dra > 0 {
+				admin := srv.Client(b)
+				err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+					list, err := admin.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
+					return err == nil && len(list.Items) == n, err
+				})
+				if err != nil {
+					b.Fatalf("waiting for %d ResourceSlices: %v", n, err)
+				}
+			}
 			registered := time.Since(start)
 			heap2, goroutines2 := heapAndGoroutines()
 			b.ResetTimer()

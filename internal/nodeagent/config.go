@@ -84,6 +84,11 @@ type Config struct {
 	// kubelet's --resolv-conf); empty means none (pods with dnsPolicy
 	// Default then get nameserver 127.0.0.1).
 	ResolvConf string
+	// DRADevices is how many devices each node's simulated DRA driver
+	// (gpu.minik.io, package dra) publishes in its ResourceSlice; zero
+	// runs no driver (minikd's --dra-devices defaults to 2). With
+	// AdminConfig, the pool installs the driver's DeviceClass.
+	DRADevices int
 	// Clock tells the time; nil means the real clock.
 	Clock clock.WithTickerAndDelayedExecution
 	// Logger logs; nil means slog.Default().
@@ -306,6 +311,9 @@ func (c *Config) validate() error {
 	}
 	if c.Nodes > maxBlock {
 		return fmt.Errorf("--nodes %d: at most %d nodes fit in the loopback address plan", c.Nodes, maxBlock)
+	}
+	if c.DRADevices < 0 {
+		return fmt.Errorf("--dra-devices %d: must not be negative", c.DRADevices)
 	}
 	if c.FirstBlock == 0 {
 		c.FirstBlock = 1

@@ -83,6 +83,17 @@
 // sync; configMap, secret and projected volumes are rewritten from their
 // sources every Timing.VolumeRefresh (60s simulated, the kubelet's sync
 // frequency): a GET per source per period for each pod that has one.
+// With Config.DRADevices, each node runs the simulated DRA driver
+// gpu.minik.io (package dra), which publishes the node's ResourceSlice
+// with the node's credentials; before a pod's sandbox the node prepares
+// its ResourceClaims (each must be allocated and reserved for the pod,
+// else FailedPrepareDynamicResources, retried after Timing.SyncRetry),
+// and containers that reference a claim get the devices' environment
+// (GPU_DEVICE_<i>=gpu-<i>); the claims are unprepared once the pod's
+// containers have stopped (claims.go). The driver's slice controller (a
+// watch and a workqueue per node) costs, measured on a loaded 2-CPU
+// machine (BenchmarkIdleNodes/nodes=100,dra=2 against dra=0), about 14
+// goroutines and 90 KiB of heap per node and no steady API requests.
 // The node admits a pod as the kubelet's sysctl admission does: a sysctl
 // outside the kubelet's safe set gets it rejected (phase Failed, reason
 // SysctlForbidden; admit.go); safe ones are what sysctl reads in it.

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	nodeauth "minik/internal/auth/node"
+	"minik/internal/nodeagent/dra"
 	"minik/internal/nodeagent/runtime"
 )
 
@@ -52,8 +53,10 @@ type node struct {
 	template *corev1.Node
 	cs       kubernetes.Interface
 	// admin, when set, applies the template labels a kubelet may not set.
-	admin  kubernetes.Interface
-	rt     *runtime.Runtime
+	admin kubernetes.Interface
+	rt    *runtime.Runtime
+	// dra is the node's simulated DRA driver; nil without devices.
+	dra    *dra.Driver
 	rec    record.EventRecorder
 	events record.EventBroadcaster
 	log    *slog.Logger
@@ -100,6 +103,18 @@ func (n *node) run(ctx context.Context, ready func()) error {
 
 	if err := n.register(ctx); err != nil {
 		return err
+	}
+	if n.dra != nil {
+		// The driver's plugin registers once the kubelet runs; its
+		// slices stay when it stops.
+		draDone := make(chan struct{})
+		defer func() { <-draDone }()
+		go func() {
+			defer close(draDone)
+			if err := n.dra.Start(ctx); err != nil {
+				n.log.Error("dra driver stopped", "err", err)
+			}
+		}()
 	}
 	if n.podsSynced == nil {
 		// The node's own watch of its pods, as the kubelet's.

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"minik/internal/nodeagent/dra"
 	"minik/internal/nodeagent/runtime"
 )
 
@@ -63,6 +64,9 @@ type podWorker struct {
 
 	// tokens are the pod's service account tokens (projected volumes).
 	tokens podTokens
+	// claims are the pod's prepared resource claims by pod claim name;
+	// nil until they are prepared (claims.go).
+	claims map[string]dra.PreparedClaim
 
 	timerMu sync.Mutex
 	timer   interface{ Stop() bool }
@@ -268,6 +272,7 @@ func (w *podWorker) sync() {
 		w.killAllLocked()
 		w.sandboxReady = false
 		w.n.releaseIP(w.uid)
+		w.unprepareClaimsLocked()
 	}
 	w.mu.Unlock()
 	if finished {
@@ -338,6 +343,9 @@ func isSidecar(c *corev1.Container) bool {
 // restart policy says.
 func (w *podWorker) syncPod(pod *corev1.Pod) {
 	if !w.mountVolumes(pod) {
+		return
+	}
+	if !w.prepareClaims(pod) {
 		return
 	}
 	if !w.ensureSandbox(pod) {
@@ -512,6 +520,7 @@ func (w *podWorker) terminate(pod *corev1.Pod) {
 	}
 	w.sandboxReady = false
 	w.n.releaseIP(w.uid)
+	w.unprepareClaimsLocked()
 	w.mu.Unlock()
 	w.writeStatus(pod, true)
 	zero := int64(0)
@@ -574,6 +583,9 @@ wait:
 	}
 	gone, pod := w.gone.Load(), w.latest()
 	w.n.releaseIP(w.uid)
+	w.mu.Lock()
+	w.unprepareClaimsLocked()
+	w.mu.Unlock()
 	if gone && pod != nil {
 		_ = os.RemoveAll(w.n.podDir(pod))
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"minik/internal/nodeagent/dra"
 	"minik/internal/nodeagent/runtime"
 )
 
@@ -220,7 +221,19 @@ func (p *Pool) prepare(ctx context.Context) ([]*node, error) {
 			Rules:   cfg.Rules, Policy: cfg.ImagePolicy, Clock: cfg.Clock, Speed: cfg.Timing.Speed,
 			PullLatency: cfg.Timing.PullLatency, PullBandwidth: cfg.Timing.PullBandwidth, ParallelPulls: cfg.Timing.ParallelPulls,
 		})
+		if cfg.DRADevices > 0 {
+			if n.dra, err = dra.New(dra.Config{NodeName: name, Devices: cfg.DRADevices, Client: ncs, Logger: n.log}); err != nil {
+				ln.Close()
+				return fail(err)
+			}
+		}
 		nodes = append(nodes, n)
+	}
+	if cfg.DRADevices > 0 && admin != nil {
+		// As the driver's installation would.
+		if err := dra.InstallDeviceClass(ctx, admin); err != nil {
+			cfg.Logger.Warn("the DRA driver's DeviceClass is not installed", "err", err)
+		}
 	}
 	return nodes, nil
 }

@@ -313,6 +313,7 @@ func (w *podWorker) containerConfig(pod *corev1.Pod, spec *corev1.Container) (ru
 	if err != nil {
 		return runtime.ContainerSpec{}, err
 	}
+	env = w.claimEnv(spec, env)
 	vars := map[string]string{}
 	for _, e := range env {
 		vars[e.Name] = e.Value

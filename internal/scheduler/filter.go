@@ -25,6 +25,7 @@ const (
 	pluginPodTopologySpread
 	pluginInterPodAffinity
 	pluginVolumeBinding
+	pluginDynamicResources
 )
 
 // code is a filter verdict, as kube-scheduler's framework codes it.
@@ -107,6 +108,9 @@ type cycleState struct {
 	// volumes are the pod's claims, as VolumeBinding sees them; nil for a
 	// pod without any.
 	volumes *podVolumes
+	// claims are the pod's ResourceClaims, as DynamicResources sees
+	// them; nil for a pod without any.
+	claims *podClaims
 	// spread are the pod's DoNotSchedule topology spread constraints,
 	// with the matching pods counted per domain.
 	spread []spreadConstraint
@@ -211,7 +215,8 @@ func allTermsSelect(terms []affinityTerm, ns string, set labels.Set, nsLabels fu
 
 // filter runs the filters on one node in kube-scheduler's default order
 // (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
-// NodeResourcesFit, PodTopologySpread, InterPodAffinity) and returns the
+// NodeResourcesFit, VolumeBinding, PodTopologySpread, InterPodAffinity,
+// DynamicResources) and returns the
 // first rejection, or nil when the node fits.
 func filter(st *cycleState, n *nodeInfo) *status {
 	pi := st.pi
@@ -248,6 +253,11 @@ func filter(st *cycleState, n *nodeInfo) *status {
 	}
 	if st.affinityOn {
 		if s := interPodAffinity(st, n); s != nil {
+			return s
+		}
+	}
+	if st.claims != nil {
+		if s := st.claims.filter(n); s != nil {
 			return s
 		}
 	}

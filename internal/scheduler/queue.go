@@ -134,10 +134,13 @@ func (q *queue) add(pod *corev1.Pod) {
 }
 
 // updateLocked records a newer version of a queued pod. A change of spec
-// or labels can make a parked pod schedulable, so it moves it back; a
-// status-only change (such as the scheduler's own condition) does not.
+// or labels can make a parked pod schedulable, so it moves it back, and so
+// does the resourceclaim controller naming the pod's claims in its status
+// (kube's DynamicResources hint); another status change (such as the
+// scheduler's own condition) does not.
 func (q *queue) updateLocked(qp *queuedPod, pod *corev1.Pod) {
-	changed := !maps.Equal(qp.pod.Labels, pod.Labels) || !equality.Semantic.DeepEqual(qp.pod.Spec, pod.Spec)
+	changed := !maps.Equal(qp.pod.Labels, pod.Labels) || !equality.Semantic.DeepEqual(qp.pod.Spec, pod.Spec) ||
+		!equality.Semantic.DeepEqual(qp.pod.Status.ResourceClaimStatuses, pod.Status.ResourceClaimStatuses)
 	qp.pod = pod
 	if !changed {
 		return

@@ -8,8 +8,8 @@
 // empty, spec.schedulerName "default-scheduler", not terminating, no
 // scheduling gates. One loop takes pods off the queue and runs kube's
 // filters (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-// NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity) over
-// the nodes, scores
+// NodePorts, NodeResourcesFit, VolumeBinding, PodTopologySpread,
+// InterPodAffinity, DynamicResources: claims.go) over the nodes, scores
 // the feasible ones (least allocated, balanced, preferred taints and node
 // affinity, spreading) and assumes the best; a few workers then bind
 // through the pods/binding subresource and record the Scheduled event.
@@ -119,6 +119,9 @@ type Scheduler struct {
 	queue *queue
 	// volumes reads claims, volumes and classes (see volumes.go).
 	volumes *volumeBinder
+	// claims reads resource claims, slices and device classes (see
+	// claims.go).
+	claims *claimAllocator
 
 	// mu guards the cache and what the scheduling loop keeps between
 	// attempts.
@@ -264,6 +267,9 @@ func (s *Scheduler) run(ctx context.Context, cs, events kubernetes.Interface) er
 	}
 	nsInformer.Informer()
 	if err := s.startVolumes(factory); err != nil {
+		return err
+	}
+	if err := s.startClaims(ctx, factory); err != nil {
 		return err
 	}
 
@@ -454,6 +460,9 @@ type attempt struct {
 	// preemption is the PostFilter's plan; nil leaves the pod's
 	// nomination alone.
 	preemption *preemptionPlan
+	// claims is what binding the pod to node writes to its resource
+	// claims; nil for a pod without any.
+	claims *claimPlan
 }
 
 // scheduleOne takes one pod off the queue and schedules it. It returns
@@ -502,8 +511,8 @@ func (s *Scheduler) scheduleOne() bool {
 	s.mu.Unlock()
 	if a.node != "" {
 		s.queue.done(pod.UID)
-		node := a.node
-		s.tasks <- func(ctx context.Context) { s.bind(ctx, pod, node, attempts, began) }
+		node, claims := a.node, a.claims
+		s.tasks <- func(ctx context.Context) { s.bind(ctx, pod, node, claims, attempts, began) }
 		return true
 	}
 	promstats.ScheduleAttempt("unschedulable", s.cfg.SchedulerName, time.Since(began))
@@ -559,6 +568,12 @@ func (s *Scheduler) findNode(pi *podInfo) attempt {
 		return fail()
 	}
 	st.volumes = vols
+	claims, rejected := s.claims.preFilter(pi.pod)
+	if rejected != nil {
+		d.preFilter, d.plugins = rejected, pluginDynamicResources
+		return fail()
+	}
+	st.claims = claims
 	nodes := all
 	if pi.namesFromAffinity != nil {
 		nodes = make([]*nodeInfo, 0, len(pi.namesFromAffinity))
@@ -591,14 +606,19 @@ func (s *Scheduler) findNode(pi *podInfo) attempt {
 	if len(feasible) == 0 {
 		return fail()
 	}
-	return attempt{node: s.scorer.pick(st, feasible).name}
+	node := s.scorer.pick(st, feasible).name
+	return attempt{node: node, claims: st.claims.reserve(node)}
 }
 
-// bind binds pod to node through the pods/binding subresource, then
-// records the Scheduled event. A failed binding forgets the assumption
-// and queues the pod again after a back-off.
-func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, attempts int, began time.Time) {
+// bind binds pod to node through the pods/binding subresource, once its
+// volumes and resource claims are (PreBind), then records the Scheduled
+// event. A failed binding forgets the assumption (and the claims'
+// reservation) and queues the pod again after a back-off.
+func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, claims *claimPlan, attempts int, began time.Time) {
 	err := s.bindVolumes(ctx, pod, node)
+	if err == nil {
+		err = s.bindClaims(ctx, pod, claims)
+	}
 	if err == nil {
 		err = s.client.CoreV1().Pods(pod.Namespace).Bind(ctx, &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
@@ -610,6 +630,7 @@ func (s *Scheduler) bind(ctx context.Context, pod *corev1.Pod, node string, atte
 		s.recorder.Eventf(pod, corev1.EventTypeNormal, EventScheduled, "Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node)
 		return
 	}
+	s.unreserve(ctx, pod, claims)
 	s.mu.Lock()
 	s.cache.forgetAssumed(pod.UID)
 	s.mu.Unlock()

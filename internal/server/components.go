@@ -358,6 +358,7 @@ func (s *Server) nodes() (func(context.Context) error, error) {
 		Timing:      timing,
 		KubeletPort: s.cfg.KubeletPort,
 		FirstBlock:  s.cfg.NodeFirstBlock,
+		DRADevices:  s.cfg.DRADevices,
 		Network:     s.networkPolicyEngine(),
 		AdminConfig: s.adminConfig,
 		// The kubelet's --cluster-dns, --cluster-domain, --resolv-conf.

@@ -136,6 +136,10 @@ type Config struct {
 	NodeTiming *nodeagent.Timing
 	// KubeletPort is the port of the nodes' endpoints; zero means 10250.
 	KubeletPort int
+	// DRADevices is how many devices each node's simulated DRA driver
+	// (gpu.minik.io) publishes; zero runs no driver. minikd's
+	// --dra-devices defaults to 2.
+	DRADevices int
 	// TokenAuthFile is a static token file in kube's CSV format
 	// (token,user,uid,"group1,group2"), as --token-auth-file.
 	TokenAuthFile string

@@ -83,6 +83,9 @@ type Options struct {
 	NoWatchCache bool
 	// NodeTiming is the nodes' timing; nil means nodeagent.FastTiming().
 	NodeTiming *nodeagent.Timing
+	// DRADevices is how many devices each node's simulated DRA driver
+	// publishes (minikd's --dra-devices); zero runs no driver.
+	DRADevices int
 	// TokenAuthFile, AnonymousAuth and AuditPolicyFile are minikd's
 	// --token-auth-file, --anonymous-auth and --audit-policy.
 	TokenAuthFile   string
@@ -166,7 +169,7 @@ func StartWith(t testing.TB, o Options) *Server {
 	cfg.TokenAuthFile, cfg.AnonymousAuth, cfg.AuditPolicyFile = o.TokenAuthFile, o.AnonymousAuth, o.AuditPolicyFile
 	cfg.AuthorizationMode = o.AuthorizationMode
 	cfg.NoWatchCache = o.NoWatchCache
-	cfg.Nodes, cfg.NodeTiming = o.Nodes, o.NodeTiming
+	cfg.Nodes, cfg.NodeTiming, cfg.DRADevices = o.Nodes, o.NodeTiming, o.DRADevices
 	cfg.NodeFirstBlock = NodeBlock()
 	if o.Nodes > 0 && cfg.NodeTiming == nil {
 		fast := nodeagent.FastTiming()

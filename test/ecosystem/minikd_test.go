@@ -1,9 +1,11 @@
 // Package ecosystem_test drives minikd with the tools operator and chart
 // developers run in CI: controller-runtime (a manager with a reconciler,
-// finalizers, a metadata-only watch, validating and conversion webhooks)
-// and envtest against an existing cluster. It is a module of its own so
-// that minik's own dependencies stay as they are; minikd runs as a process
-// built from the repository, with default flags, as a CI job starts it.
+// finalizers, a metadata-only watch, validating and conversion webhooks),
+// envtest against an existing cluster, Helm, and kubectl itself (built
+// from k8s.io/kubectl at the version Kubernetes v1.37.2 ships). It is a
+// module of its own so that minik's own dependencies stay as they are;
+// minikd runs as a process built from the repository, with default flags,
+// as a CI job starts it.
 package ecosystem_test
 
 import (
@@ -35,6 +37,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build minikd: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	kubectlBinary = filepath.Join(dir, "kubectl")
+	build = exec.Command("go", "build", "-o", kubectlBinary, "./kubectl")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build kubectl: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	// kubectl's discovery cache stays with the test's files.
+	os.Setenv("KUBECACHEDIR", filepath.Join(dir, "kube-cache"))
 	// minikd claims a slot host-wide; the tests' go to a dir of their own.
 	os.Setenv("MINIK_SLOTS_DIR", filepath.Join(dir, "slots"))
 	code := m.Run()

@@ -19,8 +19,8 @@
 // PodGroup claims (DRAWorkloadResourceClaims, off by default) and the
 // claims of extended resources are not handled; no metrics are exported;
 // the controller runs with the controller manager's client rather than
-// its own service account. Nothing in minik allocates devices: a claim
-// is allocated only by whoever writes its status.
+// its own service account. The scheduler allocates claims (and adds the
+// finalizer) when it places their pods.
 package resourceclaim
 
 import (
