@@ -61,7 +61,7 @@ func newAutoRegister(a *Aggregator, served []schema.GroupVersion) *autoRegister 
 			// deleted) unless an APIService with a Service claims it.
 			p, mode = metricsPriority, manageContinuously
 		case !ok:
-			// A group kube serves through CRDs (Gateway API) or minik's own.
+			// A group of minik's own.
 			p = crdPriority
 		}
 		as := desiredAPIService(gv, p, mode)

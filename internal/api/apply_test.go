@@ -382,8 +382,11 @@ func TestClientGoApply(t *testing.T) {
 	}
 }
 
+// TestApplyGatewayKind applies a custom resource with a schema, the
+// Gateway API's (served from the CRDs minikd installs).
 func TestApplyGatewayKind(t *testing.T) {
-	srv := testserver.Start(t)
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{"crd"}})
+	srv.WaitForGatewayAPI(t)
 	cs := srv.Client(t)
 	body := "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata:\n  name: gc\nspec:\n  controllerName: example.com/gateway\n"
 	path := "/apis/gateway.networking.k8s.io/v1/gatewayclasses/gc"
@@ -398,8 +401,7 @@ func TestApplyGatewayKind(t *testing.T) {
 	if gc.Spec.ControllerName != "example.com/gateway" || entry(&gc, "a", metav1.ManagedFieldsOperationApply) == nil {
 		t.Fatalf("gatewayclass: %+v", gc)
 	}
-	// The kind is not in client-go's schema: fields are merged as
-	// deduced, and still owned.
+	// A custom resource's fields are merged as deduced, and still owned.
 	other := strings.Replace(body, "example.com/gateway", "example.com/other", 1)
 	if code, raw := applyRaw(t, cs, path, other, map[string]string{"fieldManager": "b"}); code != http.StatusConflict {
 		t.Fatalf("code %d: %s", code, raw)

@@ -151,8 +151,9 @@ func (h *objectStore) fieldManager(sub string) (*managedfields.FieldManager, err
 }
 
 // typeConverter returns client-go's schema converter when it knows the
-// resource's kind, and otherwise (Gateway API kinds) a deduced one, which
-// treats every field as atomic, as kube does for CRDs without a schema.
+// resource's kind, and otherwise (a kind client-go has no schema for) a
+// deduced one, which treats every field as atomic, as kube does for CRDs
+// without a schema.
 func (h *objectStore) typeConverter() managedfields.TypeConverter {
 	tc := schemaTypeConverter()
 	probe := h.codec.New()

@@ -97,7 +97,15 @@ func (c *objectCodec) decode(kv storage.KV) (runtime.Object, error) {
 // encode encodes an object for storage, without its resourceVersion.
 func (c *objectCodec) encode(obj runtime.Object) ([]byte, error) {
 	if c.custom != nil {
-		return c.custom.encode(obj)
+		data, err := c.custom.encode(obj)
+		if err == nil && c.custom.def != nil {
+			// What the write answers is the object as it reads back: a
+			// custom resource is defaulted from its schema when read, as
+			// kube's storage codec does, so the default of a field the
+			// write cleared (the status, on create) shows at once.
+			c.custom.def(obj)
+		}
+		return data, err
 	}
 	if c.view != nil {
 		stored := c.view.ToStored(obj)

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"minik/internal/registry"
 )
@@ -40,11 +39,6 @@ func init() {
 	// Table watches send WatchEvents of meta.k8s.io/v1.
 	Scheme.AddKnownTypeWithName(metaV1.WithKind("WatchEvent"), &metav1.WatchEvent{})
 
-	// Gateway API (gateway.networking.k8s.io/v1), served as built-in kinds
-	// (internal/dataplane implements them).
-	if err := gatewayv1.Install(Scheme); err != nil {
-		panic(err)
-	}
 	// CustomResourceDefinitions (apiextensions.k8s.io/v1); the custom
 	// resources they define are unstructured and not in the scheme.
 	if err := apiextensionsv1.AddToScheme(Scheme); err != nil {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"minik/internal/controllers/crd"
 	"minik/internal/controllers/endpointslice"
 	"minik/internal/testserver"
 )
@@ -43,7 +44,7 @@ type env struct {
 func start(t *testing.T, mode string) *env {
 	t.Helper()
 	srv := testserver.StartWith(t, testserver.Options{
-		Controllers: []string{endpointslice.Name}, DataPlane: true, IngressMode: mode,
+		Controllers: []string{endpointslice.Name, crd.Name}, DataPlane: true, IngressMode: mode,
 	})
 	e := &env{t: t, srv: srv, cs: srv.Client(t), ns: "demo", net: [2]int{200 + rand.IntN(50), rand.IntN(256)}}
 	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {

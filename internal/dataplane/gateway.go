@@ -8,7 +8,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	apiextensionslisters "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,21 +49,57 @@ const GatewayClassName = "minik"
 // port it names), their HTTPRoutes become routes, and GatewayClasses,
 // Gateways and HTTPRoutes get the status conditions conformant
 // implementations write (Accepted, Programmed, ResolvedRefs).
+//
+// The Gateway API is a set of CRDs (minikd installs them at start, a user
+// may delete or replace them): the controller watches
+// CustomResourceDefinitions and reads the Gateway API objects only while
+// the definitions of gatewayClassCRDs are all Established and serve v1.
+// It starts its Gateway API informers then (and creates the minik
+// GatewayClass), and stops them when one of those definitions goes; in
+// between it idles, serving no Gateway route.
 type gatewayController struct {
-	d      *DataPlane
-	client gatewayclient.Interface
+	d       *DataPlane
+	client  gatewayclient.Interface
+	xclient apiextensionsclient.Interface
 
-	classes    gatewaylisters.GatewayClassLister
-	gateways   gatewaylisters.GatewayLister
-	routes     gatewaylisters.HTTPRouteLister
-	grants     gatewaylisters.ReferenceGrantLister
-	namespaces corelisters.NamespaceLister
-
-	factory     gatewayinformers.SharedInformerFactory
+	namespaces  corelisters.NamespaceLister
 	coreFactory informers.SharedInformerFactory
+	crdFactory  apiextensionsinformers.SharedInformerFactory
+	crds        apiextensionslisters.CustomResourceDefinitionLister
 	synced      []cache.InformerSynced
+	// crdChanged wakes the loop that starts and stops the session.
+	crdChanged chan struct{}
 	// queue holds one key: statuses are recomputed together.
 	queue workqueue.TypedRateLimitingInterface[string]
+
+	// mu guards session; view is the synced session's listers, nil while
+	// the CRDs are not served.
+	mu      sync.Mutex
+	session *gatewaySession
+	view    atomic.Pointer[gatewayView]
+}
+
+// gatewaySession is one run of the Gateway API informers.
+type gatewaySession struct {
+	cancel  context.CancelFunc
+	factory gatewayinformers.SharedInformerFactory
+	done    chan struct{}
+}
+
+// gatewayView is the controller with the listers of a synced session:
+// what the route tables and statuses are computed from.
+type gatewayView struct {
+	*gatewayController
+	classes  gatewaylisters.GatewayClassLister
+	gateways gatewaylisters.GatewayLister
+	routes   gatewaylisters.HTTPRouteLister
+	grants   gatewaylisters.ReferenceGrantLister
+}
+
+// gatewayCRDs are the definitions the controller reads, all at v1.
+var gatewayCRDs = []string{
+	"gatewayclasses.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io",
+	"httproutes.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io",
 }
 
 // setupGateway builds the Gateway API controller on the Ingress
@@ -65,64 +109,96 @@ func (d *DataPlane) setupGateway(_ context.Context, core kubernetes.Interface) e
 	if err != nil {
 		return fmt.Errorf("dataplane: gateway client: %w", err)
 	}
+	xc, err := apiextensionsclient.NewForConfig(d.cfg.IngressRESTConfig)
+	if err != nil {
+		return fmt.Errorf("dataplane: apiextensions client: %w", err)
+	}
 	g := &gatewayController{
-		d: d, client: gc,
-		factory:     gatewayinformers.NewSharedInformerFactory(gc, 0),
+		d: d, client: gc, xclient: xc,
 		coreFactory: informers.NewSharedInformerFactory(core, 0),
+		crdFactory:  apiextensionsinformers.NewSharedInformerFactory(xc, 0),
+		crdChanged:  make(chan struct{}, 1),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "gateway-status"}),
 	}
-	v1 := g.factory.Gateway().V1()
 	nsInf := g.coreFactory.Core().V1().Namespaces()
-	infs := []cache.SharedIndexInformer{
-		v1.GatewayClasses().Informer(), v1.Gateways().Informer(), v1.HTTPRoutes().Informer(),
-		v1.ReferenceGrants().Informer(), nsInf.Informer(),
-	}
-	g.classes, g.gateways, g.routes, g.grants = v1.GatewayClasses().Lister(), v1.Gateways().Lister(), v1.HTTPRoutes().Lister(), v1.ReferenceGrants().Lister()
 	g.namespaces = nsInf.Lister()
-	changed := func(interface{}) { d.rebuild(); g.queue.Add("all") }
-	for _, inf := range infs {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: changed, UpdateFunc: func(_, o interface{}) { changed(o) }, DeleteFunc: changed,
-		}); err != nil {
-			return fmt.Errorf("dataplane: watch gateway objects: %w", err)
-		}
-		g.synced = append(g.synced, inf.HasSynced)
+	if _, err := nsInf.Informer().AddEventHandler(g.handlers()); err != nil {
+		return fmt.Errorf("dataplane: watch namespaces: %w", err)
 	}
+	crdInf := g.crdFactory.Apiextensions().V1().CustomResourceDefinitions()
+	g.crds = crdInf.Lister()
+	wake := func(interface{}) {
+		select {
+		case g.crdChanged <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := crdInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: wake, UpdateFunc: func(_, o interface{}) { wake(o) }, DeleteFunc: wake,
+	}); err != nil {
+		return fmt.Errorf("dataplane: watch customresourcedefinitions: %w", err)
+	}
+	g.synced = []cache.InformerSynced{nsInf.Informer().HasSynced, crdInf.Informer().HasSynced}
 	d.gateway = g
 	d.ingressSynced = append(d.ingressSynced, g.synced...)
 	return nil
 }
 
-// startInformers starts the Gateway API informers.
+// handlers rebuild the routes and requeue the statuses on any change.
+func (g *gatewayController) handlers() cache.ResourceEventHandlerFuncs {
+	changed := func(interface{}) { g.d.rebuild(); g.queue.Add("all") }
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: changed, UpdateFunc: func(_, o interface{}) { changed(o) }, DeleteFunc: changed,
+	}
+}
+
+// startInformers starts the namespace and CustomResourceDefinition
+// informers; the Gateway API's start once their CRDs serve (run).
 func (g *gatewayController) startInformers(ctx context.Context) {
-	g.factory.Start(ctx.Done())
 	g.coreFactory.Start(ctx.Done())
+	g.crdFactory.Start(ctx.Done())
 	go func() {
 		<-ctx.Done()
-		g.factory.Shutdown()
 		g.coreFactory.Shutdown()
+		g.crdFactory.Shutdown()
 	}()
 }
 
 func (g *gatewayController) serviceChanged(types.NamespacedName) { g.queue.Add("all") }
 
-// run creates the minik GatewayClass and writes statuses until ctx is
-// done.
+// crdsServed tells whether every definition the controller reads is
+// Established, not terminating, and serves v1.
+func (g *gatewayController) crdsServed() bool {
+	for _, name := range gatewayCRDs {
+		crd, err := g.crds.Get(name)
+		if err != nil || crd.DeletionTimestamp != nil ||
+			!apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) ||
+			apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating) ||
+			!apihelpers.HasServedCRDVersion(crd, "v1") {
+			return false
+		}
+	}
+	return true
+}
+
+// run starts and stops the Gateway API session as the CRDs come and go,
+// and writes statuses, until ctx is done; it returns at once.
 func (g *gatewayController) run(ctx context.Context) {
 	go func() {
-		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			gc := &gatewayv1.GatewayClass{
-				ObjectMeta: metav1.ObjectMeta{Name: GatewayClassName},
-				Spec:       gatewayv1.GatewayClassSpec{ControllerName: GatewayController, Description: new("minik's Gateway API implementation: the Ingress proxy")},
+		defer g.stopSession(false)
+		for {
+			if served := g.crdsServed(); served {
+				g.startSession(ctx)
+			} else {
+				g.stopSession(true)
 			}
-			_, err := g.client.GatewayV1().GatewayClasses().Create(ctx, gc, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				g.d.log.Warn("gateway class not created; will retry", "err", err)
-				return false, nil
+			select {
+			case <-ctx.Done():
+				return
+			case <-g.crdChanged:
 			}
-			return true, nil
-		})
+		}
 	}()
 	go func() {
 		<-ctx.Done()
@@ -148,8 +224,91 @@ func (g *gatewayController) run(ctx context.Context) {
 	g.queue.Add("all")
 }
 
+// startSession starts the Gateway API informers unless they run; once
+// they have synced, the view serves and the minik GatewayClass is
+// created.
+func (g *gatewayController) startSession(ctx context.Context) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.session != nil {
+		return
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	factory := gatewayinformers.NewSharedInformerFactory(g.client, 0)
+	s := &gatewaySession{cancel: cancel, factory: factory, done: make(chan struct{})}
+	g.session = s
+	v1 := factory.Gateway().V1()
+	view := &gatewayView{gatewayController: g,
+		classes: v1.GatewayClasses().Lister(), gateways: v1.Gateways().Lister(),
+		routes: v1.HTTPRoutes().Lister(), grants: v1.ReferenceGrants().Lister()}
+	var synced []cache.InformerSynced
+	for _, inf := range []cache.SharedIndexInformer{v1.GatewayClasses().Informer(), v1.Gateways().Informer(), v1.HTTPRoutes().Informer(), v1.ReferenceGrants().Informer()} {
+		// AddEventHandler fails only on a stopped informer; these are new.
+		_, _ = inf.AddEventHandler(g.handlers())
+		synced = append(synced, inf.HasSynced)
+	}
+	factory.Start(sctx.Done())
+	g.d.log.Info("gateway api served: starting the gateway controller")
+	go func() {
+		defer close(s.done)
+		if !cache.WaitForCacheSync(sctx.Done(), synced...) {
+			return
+		}
+		g.mu.Lock()
+		if g.session != s {
+			g.mu.Unlock()
+			return
+		}
+		g.view.Store(view)
+		g.mu.Unlock()
+		g.d.rebuild()
+		g.queue.Add("all")
+		g.ensureClass(sctx)
+	}()
+}
+
+// stopSession stops the Gateway API informers, if they run, and drops
+// the Gateway routes; idle says the CRDs went (logged), rather than the
+// data plane stopping.
+func (g *gatewayController) stopSession(idle bool) {
+	g.mu.Lock()
+	s := g.session
+	g.session = nil
+	g.view.Store(nil)
+	g.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.cancel()
+	<-s.done
+	s.factory.Shutdown()
+	if idle {
+		g.d.log.Info("gateway api not served: the gateway controller idles until its CRDs are established")
+	}
+	g.d.rebuild()
+}
+
+// ensureClass creates the minik GatewayClass, retrying until it exists or
+// ctx is done.
+func (g *gatewayController) ensureClass(ctx context.Context) {
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		gc := &gatewayv1.GatewayClass{
+			ObjectMeta: metav1.ObjectMeta{Name: GatewayClassName},
+			Spec:       gatewayv1.GatewayClassSpec{ControllerName: GatewayController, Description: new("minik's Gateway API implementation: the Ingress proxy")},
+		}
+		_, err := g.client.GatewayV1().GatewayClasses().Create(ctx, gc, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			if ctx.Err() == nil {
+				g.d.log.Warn("gateway class not created; will retry", "err", err)
+			}
+			return false, nil
+		}
+		return true, nil
+	})
+}
+
 // ours tells whether a Gateway's class is implemented here.
-func (g *gatewayController) ours(gw *gatewayv1.Gateway) (*gatewayv1.GatewayClass, bool) {
+func (g *gatewayView) ours(gw *gatewayv1.Gateway) (*gatewayv1.GatewayClass, bool) {
 	gc, err := g.classes.Get(string(gw.Spec.GatewayClassName))
 	return gc, err == nil && gc.Spec.ControllerName == GatewayController
 }
@@ -169,7 +328,7 @@ type attachment struct {
 }
 
 // attach resolves a parentRef of route against gw.
-func (g *gatewayController) attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway) attachment {
+func (g *gatewayView) attach(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference, gw *gatewayv1.Gateway) attachment {
 	a := attachment{listeners: map[string][]string{}}
 	matchedSection, allowed := false, false
 	for i := range gw.Spec.Listeners {
@@ -198,7 +357,7 @@ func (g *gatewayController) attach(route *gatewayv1.HTTPRoute, ref gatewayv1.Par
 }
 
 // routeAllowed applies a listener's allowedRoutes to an HTTPRoute.
-func (g *gatewayController) routeAllowed(l *gatewayv1.Listener, gw *gatewayv1.Gateway, route *gatewayv1.HTTPRoute) bool {
+func (g *gatewayView) routeAllowed(l *gatewayv1.Listener, gw *gatewayv1.Gateway, route *gatewayv1.HTTPRoute) bool {
 	if ar := l.AllowedRoutes; ar != nil && len(ar.Kinds) > 0 {
 		ok := false
 		for _, k := range ar.Kinds {
@@ -267,7 +426,7 @@ func wildcardMatches(pattern, host string) bool {
 }
 
 // parentGateway returns the Gateway a parentRef names, if it is one.
-func (g *gatewayController) parentGateway(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (*gatewayv1.Gateway, bool) {
+func (g *gatewayView) parentGateway(route *gatewayv1.HTTPRoute, ref gatewayv1.ParentReference) (*gatewayv1.Gateway, bool) {
 	if ref.Group != nil && *ref.Group != gatewayv1.GroupName || ref.Kind != nil && *ref.Kind != "Gateway" {
 		return nil, false
 	}
@@ -281,7 +440,7 @@ func (g *gatewayController) parentGateway(route *gatewayv1.HTTPRoute, ref gatewa
 
 // granted tells whether a ReferenceGrant in toNS lets fromKind objects of
 // fromNS refer to the toKind object name.
-func (g *gatewayController) granted(fromKind, fromNS, toGroup, toKind, toNS, name string) bool {
+func (g *gatewayView) granted(fromKind, fromNS, toGroup, toKind, toNS, name string) bool {
 	grants, _ := g.grants.ReferenceGrants(toNS).List(labels.Everything())
 	for _, rg := range grants {
 		from := slices.ContainsFunc(rg.Spec.From, func(f gatewayv1.ReferenceGrantFrom) bool {
@@ -299,7 +458,7 @@ func (g *gatewayController) granted(fromKind, fromNS, toGroup, toKind, toNS, nam
 
 // backend resolves an HTTPRoute backendRef; an invalid one is served as a
 // 500 (the Gateway API's rule), with the RouteReason for ResolvedRefs.
-func (g *gatewayController) backend(route *gatewayv1.HTTPRoute, b *gatewayv1.HTTPBackendRef) (weightedBackend, string, string) {
+func (g *gatewayView) backend(route *gatewayv1.HTTPRoute, b *gatewayv1.HTTPBackendRef) (weightedBackend, string, string) {
 	w := int32(1)
 	if b.Weight != nil {
 		w = *b.Weight
@@ -336,7 +495,7 @@ type compiledRule struct {
 }
 
 // compile turns an HTTPRoute's rules into routes (without hosts).
-func (g *gatewayController) compile(r *gatewayv1.HTTPRoute) []compiledRule {
+func (g *gatewayView) compile(r *gatewayv1.HTTPRoute) []compiledRule {
 	out := make([]compiledRule, 0, len(r.Spec.Rules))
 	for ri, rule := range r.Spec.Rules {
 		var cr compiledRule
@@ -443,6 +602,14 @@ func boolRank(b bool) int {
 // minik Gateway, and the HTTPS listeners' certificates.
 func (g *gatewayController) buildTable() (httpT, httpsT *routeTable, certs *certStore) {
 	httpT, httpsT, certs = newRouteTable(true), newRouteTable(true), newCertStore(nil)
+	if v := g.view.Load(); v != nil {
+		v.buildTable(httpT, httpsT, certs)
+	}
+	return httpT, httpsT, certs
+}
+
+// buildTable adds the view's routes and certificates to the tables.
+func (g *gatewayView) buildTable(httpT, httpsT *routeTable, certs *certStore) {
 	gws, _ := g.gateways.List(labels.Everything())
 	routes, _ := g.routes.List(labels.Everything())
 	slices.SortFunc(gws, func(a, b *gatewayv1.Gateway) int {
@@ -501,7 +668,6 @@ func (g *gatewayController) buildTable() (httpT, httpsT *routeTable, certs *cert
 	for _, t := range []*routeTable{httpT, httpsT} {
 		t.dedupe()
 	}
-	return httpT, httpsT, certs
 }
 
 func listenerByName(gw *gatewayv1.Gateway, name string) *gatewayv1.Listener {
@@ -515,7 +681,7 @@ func listenerByName(gw *gatewayv1.Gateway, name string) *gatewayv1.Listener {
 
 // listenerCert loads an HTTPS listener's first certificateRef, or says
 // why it cannot (a ListenerReason).
-func (g *gatewayController) listenerCert(gw *gatewayv1.Gateway, l *gatewayv1.Listener) (*tls.Certificate, string, string) {
+func (g *gatewayView) listenerCert(gw *gatewayv1.Gateway, l *gatewayv1.Listener) (*tls.Certificate, string, string) {
 	if len(l.TLS.CertificateRefs) == 0 {
 		return nil, string(gatewayv1.ListenerReasonInvalidCertificateRef), "no certificateRefs"
 	}
@@ -557,6 +723,14 @@ func setConditions(list *[]metav1.Condition, conds ...metav1.Condition) {
 // syncStatus writes the status of minik's GatewayClasses, Gateways and
 // the HTTPRoutes attached to them.
 func (g *gatewayController) syncStatus(ctx context.Context) error {
+	if v := g.view.Load(); v != nil {
+		return v.syncStatus(ctx)
+	}
+	return nil
+}
+
+// syncStatus writes the statuses from the view's listers.
+func (g *gatewayView) syncStatus(ctx context.Context) error {
 	api := g.client.GatewayV1()
 	classes, _ := g.classes.List(labels.Everything())
 	for _, gc := range classes {
@@ -590,7 +764,7 @@ func (g *gatewayController) syncStatus(ctx context.Context) error {
 	return nil
 }
 
-func (g *gatewayController) gatewayStatus(ctx context.Context, gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute) error {
+func (g *gatewayView) gatewayStatus(ctx context.Context, gw *gatewayv1.Gateway, routes []*gatewayv1.HTTPRoute) error {
 	next := gw.DeepCopy()
 	attached := map[string]int32{}
 	for _, r := range routes {
@@ -665,7 +839,7 @@ func (g *gatewayController) gatewayStatus(ctx context.Context, gw *gatewayv1.Gat
 	return nil
 }
 
-func (g *gatewayController) routeStatus(ctx context.Context, r *gatewayv1.HTTPRoute) error {
+func (g *gatewayView) routeStatus(ctx context.Context, r *gatewayv1.HTTPRoute) error {
 	next := r.DeepCopy()
 	// Entries of other controllers stay; this controller's are rewritten.
 	var parents []gatewayv1.RouteParentStatus

@@ -112,7 +112,7 @@ func TestReleaseJourney(t *testing.T) {
 
 func testReleaseJourney(t *testing.T, mode string) {
 	srv := testserver.StartWith(t, testserver.Options{
-		Controllers: []string{"deployment", "replicaset", "endpointslice"},
+		Controllers: []string{"deployment", "replicaset", "endpointslice", "crd"},
 		Scheduler:   true, Nodes: 3, DataPlane: true, IngressMode: mode,
 	})
 	cs := srv.Client(t)

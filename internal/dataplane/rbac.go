@@ -46,6 +46,8 @@ func Roles() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding) {
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses/status"}, Verbs: []string{"update", "patch"}},
 			{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"gatewayclasses", "gateways", "httproutes", "referencegrants"}, Verbs: read},
 			{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"gatewayclasses/status", "gateways/status", "httproutes/status"}, Verbs: []string{"update", "patch"}},
+			// The Gateway API is served from CRDs: the controller waits for them.
+			{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: read},
 			events,
 		},
 	}

@@ -106,8 +106,7 @@ var (
 )
 
 // knownBugs are the checks, "<group resource> <check>", in which minik
-// differs today from kube-apiserver v1.37 (and, for the Gateway API kinds,
-// from the printer columns of the project's CRDs): such a check is
+// differs today from kube-apiserver v1.37: such a check is
 // skipped with the bug's description. A listed check that passes fails,
 // so that an entry goes when its bug is fixed.
 var knownBugs = map[string]string{}

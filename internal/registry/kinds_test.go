@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
@@ -34,8 +33,7 @@ func TestAllListsTheKindsInDiscoveryOrder(t *testing.T) {
 		"admissionregistration.k8s.io/v1/mutatingadmissionpolicies admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings " +
 		"apiextensions.k8s.io/v1/customresourcedefinitions " +
 		"flowcontrol.apiserver.k8s.io/v1/flowschemas flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations " +
-		"storagemigration.k8s.io/v1/storageversionmigrations " +
-		"gateway.networking.k8s.io/v1/gatewayclasses gateway.networking.k8s.io/v1/gateways gateway.networking.k8s.io/v1/httproutes gateway.networking.k8s.io/v1/referencegrants"
+		"storagemigration.k8s.io/v1/storageversionmigrations"
 	var got []string
 	for _, r := range All() {
 		got = append(got, r.GroupVersion.String()+"/"+r.Name)
@@ -90,7 +88,7 @@ func TestAllAndCreateOnlyReturnCopiesCallersMayModify(t *testing.T) {
 // its descriptor says must draw no namespace error.
 func TestEveryKindsValidationAgreesWithItsScope(t *testing.T) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gatewayv1.Install, apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, apiregistrationv1.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}

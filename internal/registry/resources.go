@@ -17,8 +17,6 @@ var (
 	schedulingV1   = schema.GroupVersion{Group: "scheduling.k8s.io", Version: "v1"}
 
 	admissionregistrationV1 = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
-
-	gatewayV1 = schema.GroupVersion{Group: "gateway.networking.k8s.io", Version: "v1"}
 )
 
 // builtins are the stored kinds, in discovery order. Each is the literal
@@ -55,9 +53,6 @@ var builtins = []*Resource{
 	// migrations.
 	flowSchemas, priorityLevelConfigurations,
 	storageVersionMigrations,
-	// Gateway API (issue 7): gateway.networking.k8s.io/v1, served as
-	// built-in kinds and implemented by internal/dataplane.
-	gatewayClasses, gateways, httpRoutes, referenceGrants,
 }
 
 // All returns the descriptors of every served resource, in discovery order,

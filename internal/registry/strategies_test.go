@@ -73,10 +73,6 @@ func TestEveryResourceHasAStrategy(t *testing.T) {
 		"flowcontrol.apiserver.k8s.io/v1/flowschemas":                       {true, false, tables.FlowSchema},
 		"flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations":       {true, false, tables.PriorityLevelConfiguration},
 		"storagemigration.k8s.io/v1/storageversionmigrations":               {false, false, tables.StorageVersionMigration},
-		"gateway.networking.k8s.io/v1/gatewayclasses":                       {true, false, tables.GatewayClass},
-		"gateway.networking.k8s.io/v1/gateways":                             {true, false, tables.Gateway},
-		"gateway.networking.k8s.io/v1/httproutes":                           {true, false, tables.HTTPRoute},
-		"gateway.networking.k8s.io/v1/referencegrants":                      {true, false, tables.ReferenceGrant},
 
 		// One kind at two versions: v1 shows the stored v2 objects.
 		"autoscaling/v2/horizontalpodautoscalers": {true, false, tables.HorizontalPodAutoscaler},

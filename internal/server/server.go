@@ -397,7 +397,8 @@ func (s *Server) RESTConfig() *rest.Config {
 // this order, each once the one before is ready, and stop in reverse:
 // the data dir's lock and slot, etcd, its watch monitor (the /readyz
 // checks etcd and etcd-watch), the trail's flusher, the API server, the
-// admission plugins' informers, the bootstrap objects, the authorizers'
+// admission plugins' informers, the bootstrap objects, the Gateway API's
+// CRDs (installGatewayAPI), the authorizers'
 // informers, the kubernetes Service, the aggregator (APIServices), the
 // kubeconfig, /readyz turning 200,
 // then what runs beside the API as its clients (controller manager,
@@ -416,6 +417,7 @@ func (s *Server) Start(ctx context.Context) error {
 		{name: "apiserver", start: s.serveAPI},
 		{name: "admission", start: s.runAdmission},
 		{name: "bootstrap", start: s.bootstrap},
+		{name: "gateway-api", start: s.installGatewayAPI},
 		{name: "apf-configuration", start: s.runAPFConfiguration},
 		{name: "authorization", start: s.runAuthorization},
 		{name: "kubernetes-service", start: s.runKubernetesService},

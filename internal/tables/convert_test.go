@@ -62,9 +62,9 @@ func TestTablesGiveKubectlColumns(t *testing.T) {
 		{"webhook configurations count their webhooks", MutatingWebhookConfiguration, "NAME WEBHOOKS AGE"},
 		{"validating admission policies show validations and param kind", ValidatingAdmissionPolicy, "NAME VALIDATIONS PARAMKIND AGE"},
 		{"policy bindings show the policy and the param", ValidatingAdmissionPolicyBinding, "NAME POLICYNAME PARAMREF AGE"},
-		{"gateway classes show their CRD's columns, the description when wide", GatewayClass, "NAME CONTROLLER ACCEPTED AGE | DESCRIPTION"},
-		{"gateways show their CRD's columns", Gateway, "NAME CLASS ADDRESS PROGRAMMED AGE"},
-		{"HTTP routes show their hostnames", HTTPRoute, "NAME HOSTNAMES AGE"},
+		{"gateway classes show their CRD's columns, the description when wide", gatewayClassTable, "NAME CONTROLLER ACCEPTED AGE | DESCRIPTION"},
+		{"gateways show their CRD's columns", gatewayTable, "NAME CLASS ADDRESS PROGRAMMED AGE"},
+		{"HTTP routes show their hostnames", httpRouteTable, "NAME HOSTNAMES AGE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -461,8 +461,7 @@ var allTables = map[string]Table{
 	"EventsV1Event": EventsV1Event, "PriorityClass": PriorityClass, "StorageClass": StorageClass,
 	"CreatedAt": CreatedAt, "MutatingWebhookConfiguration": MutatingWebhookConfiguration,
 	"ValidatingWebhookConfiguration": ValidatingWebhookConfiguration, "ValidatingAdmissionPolicy": ValidatingAdmissionPolicy,
-	"ValidatingAdmissionPolicyBinding": ValidatingAdmissionPolicyBinding, "GatewayClass": GatewayClass, "Gateway": Gateway,
-	"HTTPRoute": HTTPRoute, "ReferenceGrant": ReferenceGrant,
+	"ValidatingAdmissionPolicyBinding": ValidatingAdmissionPolicyBinding,
 }
 
 // ExampleTable_Convertor shows the cells of a pod's row; the API layer wraps them

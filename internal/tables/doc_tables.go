@@ -11,10 +11,9 @@
 // Each kind is described once, as data: a column list and a row function
 // (see tables.go), exported as one Table per kind (Pod, Deployment, ...)
 // that internal/registry puts in each kind's descriptor; built-in kinds
-// without a printer of their own use CreatedAt (NAME, CREATED AT), and the
-// kinds a cluster serves from CRDs (custom resources, the Gateway API) use
-// PrinterColumns. Cells that depend on the current time (AGE, LAST SEEN, RESTARTS
-// "3 (5m ago)") read the clock given to Table.Convertor, so tests are
+// without a printer of their own use CreatedAt (NAME, CREATED AT), and
+// custom resources use PrinterColumns. Cells that depend on the current
+// time (AGE, LAST SEEN, RESTARTS "3 (5m ago)") read the clock given to Table.Convertor, so tests are
 // deterministic.
 package tables
 

@@ -625,10 +625,10 @@ func goldenCases() []goldenCase {
 		{"flowschema", FlowSchema, flowSchemaFixtures()},
 		{"prioritylevelconfiguration", PriorityLevelConfiguration, priorityLevelConfigurationFixtures()},
 		{"storageversionmigration", StorageVersionMigration, storageVersionMigrationFixtures()},
-		{"gatewayclass.gateway.networking.k8s.io", GatewayClass, gatewayClassFixtures()},
-		{"gateway.gateway.networking.k8s.io", Gateway, gatewayFixtures()},
-		{"httproute.gateway.networking.k8s.io", HTTPRoute, httpRouteFixtures()},
-		{"referencegrant.gateway.networking.k8s.io", ReferenceGrant, []runtime.Object{
+		{"gatewayclass.gateway.networking.k8s.io", gatewayClassTable, gatewayClassFixtures()},
+		{"gateway.gateway.networking.k8s.io", gatewayTable, gatewayFixtures()},
+		{"httproute.gateway.networking.k8s.io", httpRouteTable, httpRouteFixtures()},
+		{"referencegrant.gateway.networking.k8s.io", referenceGrantTable, []runtime.Object{
 			&gatewayv1.ReferenceGrant{ObjectMeta: objMeta("allow-web", 26*time.Hour)},
 		}},
 	}

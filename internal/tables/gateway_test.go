@@ -9,9 +9,44 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"minik/internal/gatewayapi/crds"
 )
 
-// Fixtures of the Gateway API tables, typed as minik stores them.
+// The Gateway API kinds are served from their CRDs (internal/gatewayapi/crds):
+// their tables are PrinterColumns of the CRDs' additionalPrinterColumns.
+var (
+	gatewayClassTable   = crdTable("gatewayclasses")
+	gatewayTable        = crdTable("gateways")
+	httpRouteTable      = crdTable("httproutes")
+	referenceGrantTable = crdTable("referencegrants")
+)
+
+// crdTable is the table of the embedded Gateway API CRD of a resource, at
+// its storage version.
+func crdTable(plural string) Table {
+	b, err := crds.Load()
+	if err != nil {
+		panic(err)
+	}
+	for _, crd := range b.CRDs {
+		if crd.Spec.Names.Plural != plural {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Storage {
+				t, err := PrinterColumns(v.AdditionalPrinterColumns)
+				if err != nil {
+					panic(err)
+				}
+				return t
+			}
+		}
+	}
+	panic("no CRD of " + plural)
+}
+
+// Fixtures of the Gateway API tables, typed as the data plane reads them.
 
 func gatewayClassFixtures() []runtime.Object {
 	return []runtime.Object{
@@ -49,7 +84,7 @@ func httpRouteFixtures() []runtime.Object {
 // A custom resource prints its printer columns from its JSON: a typed
 // object and the same object unstructured give the same cells.
 func TestPrinterColumnsReadTypedAndUnstructuredAlike(t *testing.T) {
-	c := Gateway.Convertor(clock)
+	c := gatewayTable.Convertor(clock)
 	for _, obj := range gatewayFixtures() {
 		typed, err := c.Row(obj)
 		if err != nil {

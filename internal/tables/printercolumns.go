@@ -18,8 +18,7 @@ import (
 // resource with these additionalPrinterColumns: Name, then each column
 // read with its JSONPath (the first value found; nil when there is none)
 // and typed as declared, a "date" becoming an age. It accepts typed
-// objects too, read as their JSON form, so that a kind a cluster serves
-// from a CRD (the Gateway API) prints the same as a built-in. It fails on
+// objects too, read as their JSON form. It fails on
 // a JSONPath that does not parse, with kube's message.
 func PrinterColumns(cols []apiextensionsv1.CustomResourceColumnDefinition) (Table, error) {
 	t := Table{columns: []metav1.TableColumnDefinition{nameColumn()}}
@@ -72,16 +71,6 @@ func PrinterColumns(cols []apiextensionsv1.CustomResourceColumnDefinition) (Tabl
 		return cells, nil
 	}
 	return t, nil
-}
-
-// mustPrinterColumns is PrinterColumns for the columns of a CRD the
-// package states as data.
-func mustPrinterColumns(cols []apiextensionsv1.CustomResourceColumnDefinition) Table {
-	t, err := PrinterColumns(cols)
-	if err != nil {
-		panic(err)
-	}
-	return t
 }
 
 // cellForJSONValue types a printer column's value as kube's custom

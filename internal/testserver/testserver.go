@@ -267,3 +267,34 @@ func (s *Server) Client(t testing.TB) kubernetes.Interface {
 	}
 	return cs
 }
+
+// gatewayResources are the Gateway API resources minikd's installed CRDs
+// serve that tests use.
+var gatewayResources = []string{"gatewayclasses", "gateways", "httproutes", "referencegrants"}
+
+// WaitForGatewayAPI waits until discovery lists the Gateway API's v1
+// resources: minikd installs their CRDs at start, and the "crd"
+// controller (which the test server must run) establishes them.
+func (s *Server) WaitForGatewayAPI(t testing.TB) {
+	t.Helper()
+	cs := s.Client(t)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		list, err := cs.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1")
+		if err == nil {
+			served := 0
+			for _, r := range list.APIResources {
+				if slices.Contains(gatewayResources, r.Name) {
+					served++
+				}
+			}
+			if served == len(gatewayResources) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Gateway API is not served after 90s (is the crd controller running?): %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

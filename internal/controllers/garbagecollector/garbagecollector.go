@@ -297,8 +297,9 @@ func (c *Collector) allMonitors() []*monitor {
 }
 
 // watch adds a monitor for gvr: the shared informer of its type, or, for a
-// resource client-go has no type for (Gateway API's), an informer of its
-// objects' metadata that the collector runs itself.
+// resource client-go has no type for (custom resources, such as the
+// Gateway API's), an informer of its objects' metadata that the collector
+// runs itself.
 func (c *Collector) watch(gvr schema.GroupVersionResource, gk schema.GroupKind, namespaced, shared bool) error {
 	m := &monitor{resource: gvr, namespaced: namespaced}
 	var gi interface {

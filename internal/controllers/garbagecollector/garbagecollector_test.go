@@ -259,9 +259,12 @@ func TestOrphanDeletion(t *testing.T) {
 
 func TestResourcesWithoutClientGoTypes(t *testing.T) {
 	const ns = "gc-untyped"
-	cs, ctx := start(t, ns)
-	if _, err := cs.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1"); err != nil {
-		t.Skipf("the API serves no Gateway API: %v", err)
+	// HTTPRoutes are served from the Gateway API CRDs minikd installs.
+	srv := testserver.StartWith(t, testserver.Options{Controllers: []string{garbagecollector.Name, "crd"}})
+	srv.WaitForGatewayAPI(t)
+	cs, ctx := srv.Client(t), t.Context()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	owner := configMap(ctx, t, cs, ns, "owner", nil)
 	route := `{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute","metadata":{"name":"web","ownerReferences":[` +
