@@ -109,10 +109,13 @@ func condition(h *autoscalingv2.HorizontalPodAutoscaler, typ autoscalingv2.Horiz
 func TestHPAScalesOnCPU(t *testing.T) {
 	srv := testserver.StartWith(t, testserver.Options{Nodes: 1, Scheduler: true, Controllers: []string{"deployment", "replicaset"}})
 	cs := srv.Client(t)
-	// The controller runs as minikd runs it, system:kube-controller-manager,
-	// so that the bootstrap RBAC is what lets it read metrics and scales.
+	// The controller runs as minikd runs it, as its ServiceAccount
+	// kube-system/horizontal-pod-autoscaler, so that kube's bootstrap role
+	// system:controller:horizontal-pod-autoscaler is what lets it read
+	// metrics and scales.
 	kcm := rest.CopyConfig(srv.RESTConfig)
-	kcm.Impersonate = rest.ImpersonationConfig{UserName: "system:kube-controller-manager"}
+	kcm.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:kube-system:horizontal-pod-autoscaler",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}}
 	ccs, err := kubernetes.NewForConfig(kcm)
 	if err != nil {
 		t.Fatal(err)
