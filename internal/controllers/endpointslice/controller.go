@@ -22,7 +22,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -111,11 +110,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	c.nodeLister, c.nodesSynced = nodeInformer.Lister(), nodeInformer.Informer().HasSynced
 
 	sliceInformer := cc.Informers.Discovery().V1().EndpointSlices()
-	if _, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.sliceChanged,
-		UpdateFunc: func(_, obj interface{}) { c.sliceChanged(obj) },
-		DeleteFunc: c.sliceDeleted,
-	}); err != nil {
+	if _, err := sliceInformer.Informer().AddEventHandler(c.tracker.Handler(ManagedBy, c.queue.Add)); err != nil {
 		return nil, fmt.Errorf("endpointslice controller: watch endpointslices: %w", err)
 	}
 	c.sliceLister, c.slicesSynced = sliceInformer.Lister(), sliceInformer.Informer().HasSynced
@@ -202,35 +197,4 @@ func endpointChanged(old, pod *corev1.Pod) bool {
 		(old.DeletionTimestamp == nil) != (pod.DeletionTimestamp == nil) ||
 		old.Spec.NodeName != pod.Spec.NodeName ||
 		old.Spec.Hostname != pod.Spec.Hostname || old.Spec.Subdomain != pod.Spec.Subdomain
-}
-
-// sliceChanged queues the Service of a managed slice that someone other
-// than this controller wrote (or that it wrote and its informer now shows,
-// which may unblock a waiting sync).
-func (c *Controller) sliceChanged(obj interface{}) {
-	slice, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok || !managed(slice) {
-		return
-	}
-	if c.tracker.ShouldSync(slice) {
-		c.queue.Add(slice.Namespace + "/" + slice.Labels[discoveryv1.LabelServiceName])
-	}
-}
-
-func (c *Controller) sliceDeleted(obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	slice, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok || !managed(slice) {
-		return
-	}
-	if c.tracker.ObserveDeletion(slice) {
-		c.queue.Add(slice.Namespace + "/" + slice.Labels[discoveryv1.LabelServiceName])
-	}
-}
-
-// managed tells whether this controller owns a slice.
-func managed(s *discoveryv1.EndpointSlice) bool {
-	return s.Labels[discoveryv1.LabelManagedBy] == ManagedBy && s.Labels[discoveryv1.LabelServiceName] != ""
 }

@@ -5,6 +5,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 )
 
 // deletionExpected marks a slice this controller deleted.
@@ -29,6 +30,44 @@ func NewTracker() *Tracker {
 
 func serviceKeyOf(s *discoveryv1.EndpointSlice) string {
 	return s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName]
+}
+
+// Handler is the slice informer's handler of a controller whose slices
+// carry the endpointslice.kubernetes.io/managed-by label managedBy: it
+// calls enqueue with "<namespace>/<service name>" for a managed slice the
+// tracker did not expect (written or deleted by someone else, or this
+// controller's own write now observed), and for a slice taken away from
+// the controller (its label changed).
+func (t *Tracker) Handler(managedBy string, enqueue func(serviceKey string)) cache.ResourceEventHandler {
+	managed := func(obj any) (*discoveryv1.EndpointSlice, bool) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		s, ok := obj.(*discoveryv1.EndpointSlice)
+		return s, ok && s.Labels[discoveryv1.LabelManagedBy] == managedBy && s.Labels[discoveryv1.LabelServiceName] != ""
+	}
+	changed := func(obj any) {
+		if s, ok := managed(obj); ok && t.ShouldSync(s) {
+			enqueue(serviceKeyOf(s))
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: changed,
+		UpdateFunc: func(oldObj, obj any) {
+			if old, ok := managed(oldObj); ok {
+				if _, still := managed(obj); !still {
+					enqueue(serviceKeyOf(old))
+					return
+				}
+			}
+			changed(obj)
+		},
+		DeleteFunc: func(obj any) {
+			if s, ok := managed(obj); ok && t.ObserveDeletion(s) {
+				enqueue(serviceKeyOf(s))
+			}
+		},
+	}
 }
 
 // Written records a slice this controller created or updated.

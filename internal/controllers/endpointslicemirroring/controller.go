@@ -130,21 +130,7 @@ func New(cc *controllers.Context) (controllers.Controller, error) {
 	c.serviceLister, c.servicesSynced = svcInformer.Lister(), svcInformer.Informer().HasSynced
 
 	sliceInformer := cc.Informers.Discovery().V1().EndpointSlices()
-	if _, err := sliceInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: c.sliceChanged,
-		UpdateFunc: func(oldObj, obj interface{}) {
-			// A slice taken away from this controller (its managed-by
-			// label changed) is news for the Endpoints it mirrored.
-			if old, ok := oldObj.(*discoveryv1.EndpointSlice); ok && managed(old) {
-				if s, ok := obj.(*discoveryv1.EndpointSlice); ok && !managed(s) {
-					c.queue.Add(old.Namespace + "/" + old.Labels[discoveryv1.LabelServiceName])
-					return
-				}
-			}
-			c.sliceChanged(obj)
-		},
-		DeleteFunc: c.sliceDeleted,
-	}); err != nil {
+	if _, err := sliceInformer.Informer().AddEventHandler(c.tracker.Handler(ManagedBy, c.queue.Add)); err != nil {
 		return nil, fmt.Errorf("endpointslice mirroring controller: watch endpointslices: %w", err)
 	}
 	c.sliceLister, c.slicesSynced = sliceInformer.Lister(), sliceInformer.Informer().HasSynced
@@ -178,36 +164,6 @@ func (c *Controller) enqueue(obj interface{}) {
 		return
 	}
 	c.queue.Add(key)
-}
-
-// sliceChanged queues the Endpoints of a mirrored slice someone else wrote
-// (or this controller's write, now observed).
-func (c *Controller) sliceChanged(obj interface{}) {
-	s, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok || !managed(s) {
-		return
-	}
-	if c.tracker.ShouldSync(s) {
-		c.queue.Add(s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName])
-	}
-}
-
-func (c *Controller) sliceDeleted(obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	s, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok || !managed(s) {
-		return
-	}
-	if c.tracker.ObserveDeletion(s) {
-		c.queue.Add(s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName])
-	}
-}
-
-// managed tells whether this controller owns a slice.
-func managed(s *discoveryv1.EndpointSlice) bool {
-	return s.Labels[discoveryv1.LabelManagedBy] == ManagedBy && s.Labels[discoveryv1.LabelServiceName] != ""
 }
 
 // shouldMirror tells whether an Endpoints object is mirrored at all, as
