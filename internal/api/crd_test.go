@@ -299,10 +299,12 @@ func TestCustomResources(t *testing.T) {
 			_, err := xc.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "widgets.example.com", metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		})
-		_, err := widgets.List(ctx, metav1.ListOptions{})
-		if !apierrors.IsNotFound(err) {
-			t.Errorf("list after deletion: %v", err)
-		}
+		// The server stops serving the resource once its watch of the
+		// definitions sees the deletion.
+		waitFor(t, "the resource no longer served", func() bool {
+			_, err := widgets.List(ctx, metav1.ListOptions{})
+			return apierrors.IsNotFound(err)
+		})
 		kvs, err := srv.Etcd.Get(ctx, "/registry/example.com/widgets/", clientv3.WithPrefix())
 		if err != nil || len(kvs.Kvs) != 0 {
 			t.Errorf("objects left in etcd: %v (err %v)", kvs, err)

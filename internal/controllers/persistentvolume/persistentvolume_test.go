@@ -164,15 +164,13 @@ func TestBinderAndProvisioner(t *testing.T) {
 			pv.Spec.StorageClassName != "instant" || pv.Spec.HostPath == nil || pv.Spec.NodeAffinity != nil {
 			t.Errorf("provisioned volume = %+v", pv)
 		}
-		ev := events(ctx, t, cs, ns, "now")
+		// The events are written asynchronously, after the claim is bound.
 		for _, want := range []string{
 			"Normal ExternalProvisioning Waiting for a volume to be created either by the external provisioner 'minik.dev/hostpath' or manually by the system administrator.",
 			`Normal Provisioning External provisioner is provisioning volume for claim "default/now"`,
 			"Normal ProvisioningSucceeded Successfully provisioned volume " + pv.Name,
 		} {
-			if !strings.Contains(ev, want) {
-				t.Errorf("events lack %q:\n%s", want, ev)
-			}
+			ctrltest.Wait(t, "the claim's event "+want, func() bool { return strings.Contains(events(ctx, t, cs, ns, "now"), want) })
 		}
 		if err := cs.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, "now", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
