@@ -451,34 +451,7 @@ func hasPlaceholder(cached []*discoveryv1.EndpointSlice, svc *corev1.Service, at
 	return false
 }
 
-// apply writes a plan: creations first, then updates, then deletions, so
-// that endpoints moving between slices are never missing.
+// apply writes the plan through the tracker (Tracker.Apply).
 func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p plan) error {
-	api := c.client.DiscoveryV1().EndpointSlices(svc.Namespace)
-	var errs []error
-	for _, s := range p.create {
-		out, err := api.Create(ctx, s, metav1.CreateOptions{})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("create endpointslice for service %s/%s: %w", svc.Namespace, svc.Name, err))
-			continue
-		}
-		c.tracker.Written(out)
-	}
-	for _, s := range p.update {
-		out, err := api.Update(ctx, s, metav1.UpdateOptions{})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err))
-			continue
-		}
-		c.tracker.Written(out)
-	}
-	for _, s := range p.delete {
-		err := api.Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete endpointslice %s/%s: %w", s.Namespace, s.Name, err))
-			continue
-		}
-		c.tracker.Deleted(s)
-	}
-	return errors.Join(errs...)
+	return c.tracker.Apply(ctx, c.client.DiscoveryV1().EndpointSlices(svc.Namespace), "service "+svc.Namespace+"/"+svc.Name, p.create, p.update, p.delete)
 }

@@ -1,10 +1,17 @@
 package endpointslice
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	typeddiscoveryv1 "k8s.io/client-go/kubernetes/typed/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -68,6 +75,43 @@ func (t *Tracker) Handler(managedBy string, enqueue func(serviceKey string)) cac
 			}
 		},
 	}
+}
+
+// Apply writes a plan through api, recording each write: creations,
+// updates, then deletions, so that endpoints moving between slices are
+// never missing. owner names the object the slices are for in errors. In a
+// terminating namespace the creations are given up, as kube's reconciler
+// does: the namespace's deletion removes the rest.
+func (t *Tracker) Apply(ctx context.Context, api typeddiscoveryv1.EndpointSliceInterface, owner string, create, update, remove []*discoveryv1.EndpointSlice) error {
+	var errs []error
+	for _, s := range create {
+		out, err := api.Create(ctx, s, metav1.CreateOptions{})
+		if err != nil {
+			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+				return nil
+			}
+			errs = append(errs, fmt.Errorf("create endpointslice for %s: %w", owner, err))
+			continue
+		}
+		t.Written(out)
+	}
+	for _, s := range update {
+		out, err := api.Update(ctx, s, metav1.UpdateOptions{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err))
+			continue
+		}
+		t.Written(out)
+	}
+	for _, s := range remove {
+		err := api.Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete endpointslice %s/%s: %w", s.Namespace, s.Name, err))
+			continue
+		}
+		t.Deleted(s)
+	}
+	return errors.Join(errs...)
 }
 
 // Written records a slice this controller created or updated.

@@ -323,37 +323,7 @@ func mirrors(have, desired *discoveryv1.EndpointSlice, ep *corev1.Endpoints) boo
 	return true
 }
 
-// apply writes the plan: creations, updates, then deletions, so that
-// endpoints moving between slices are never missing.
+// apply writes the plan through the tracker (Tracker.Apply).
 func (c *Controller) apply(ctx context.Context, ep *corev1.Endpoints, w writes) error {
-	api := c.client.DiscoveryV1().EndpointSlices(ep.Namespace)
-	var errs []error
-	for _, s := range w.create {
-		out, err := api.Create(ctx, s, metav1.CreateOptions{})
-		if err != nil {
-			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-				return nil
-			}
-			errs = append(errs, fmt.Errorf("create endpointslice for endpoints %s/%s: %w", ep.Namespace, ep.Name, err))
-			continue
-		}
-		c.tracker.Written(out)
-	}
-	for _, s := range w.update {
-		out, err := api.Update(ctx, s, metav1.UpdateOptions{})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("update endpointslice %s/%s: %w", s.Namespace, s.Name, err))
-			continue
-		}
-		c.tracker.Written(out)
-	}
-	for _, s := range w.delete {
-		err := api.Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("delete endpointslice %s/%s: %w", s.Namespace, s.Name, err))
-			continue
-		}
-		c.tracker.Deleted(s)
-	}
-	return errors.Join(errs...)
+	return c.tracker.Apply(ctx, c.client.DiscoveryV1().EndpointSlices(ep.Namespace), "endpoints "+ep.Namespace+"/"+ep.Name, w.create, w.update, w.delete)
 }
